@@ -1,0 +1,50 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
+import { ApiError } from '../common/api-error';
+import { ErrorCode } from '../common/error-codes';
+import type { AuthenticatedClient } from './bearer.strategy';
+import { IS_PUBLIC_KEY } from './public.decorator';
+
+export const REALM = 'plant-store';
+
+/** Deny by default: every route needs a valid bearer token unless marked `@Public()`. */
+@Injectable()
+export class BearerAuthGuard extends AuthGuard('bearer') {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic === true) return true;
+    return super.canActivate(context) as Promise<boolean>;
+  }
+
+  override handleRequest<TUser = AuthenticatedClient>(
+    err: unknown,
+    user: TUser | false,
+    _info: unknown,
+    context: ExecutionContext,
+  ): TUser {
+    if (err !== null && err !== undefined) throw err; // the store failed: not the client's fault
+    if (user !== false && user !== null && user !== undefined) return user;
+
+    const header = context.switchToHttp().getRequest<Request>().headers.authorization;
+    const sentBearer = header !== undefined && /^bearer\s+\S/i.test(header.trimStart());
+    let message: string;
+    if (header === undefined || header.trim() === '') {
+      message = 'Missing credentials: send Authorization: Bearer <token>';
+    } else if (!sentBearer) {
+      message = 'Unsupported authorization scheme: use Authorization: Bearer <token>';
+    } else {
+      message = 'Invalid or revoked token';
+    }
+    const challenge = sentBearer ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
+    throw new ApiError(ErrorCode.Unauthorized, message, { 'WWW-Authenticate': challenge });
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The contract answers every failure with HTTP 400; the body's `error` is the status the
+ * failure would carry without that rule. This table is the single source for the exception
+ * filter, the OpenAPI description, the README and the tests.
+ */
+export const ErrorCode = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  RequestHeaderFieldsTooLarge: 431,
+  InternalServerError: 500,
+  ServiceUnavailable: 503,
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** When each code is given, in the words of CONTRACT.md. */
+export const ERROR_CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
+  400: 'malformed JSON, empty body, body not an object, a field missing or of the wrong type',
+  401: 'no Authorization header, another scheme, unknown or revoked token',
+  404: 'no such path',
+  405: 'the path exists, the method does not (header Allow: POST)',
+  409: 'the id is taken by a different plant',
+  413: 'body over the size limit',
+  415: 'Content-Type is not application/json',
+  431: 'request headers over the server limit',
+  500: 'anything unexpected',
+  503: 'the store is unavailable or the server is shutting down',
+};
+
+export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
+
+export function isErrorCode(value: number): value is ErrorCode {
+  return (ERROR_CODES as readonly number[]).includes(value);
+}
+
+/** The body of every failure: the contract's `Error` schema. */
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+}

@@ -1,0 +1,106 @@
+import { isAbsolute, resolve } from 'node:path';
+import bytes from 'bytes';
+
+/** Where plants and tokens live, as chosen by `DATABASE_URL`. */
+export type DatabaseConfig =
+  | { readonly type: 'sqlite'; readonly path: string } // a file path, or ':memory:'
+  | { readonly type: 'postgres'; readonly url: string };
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface AppConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  /** The largest accepted request body, in bytes. */
+  readonly bodyLimit: number;
+  readonly logLevel: LogLevel;
+}
+
+/** Thrown for a bad setting; its message is the one line an operator reads. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`${variable} ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULTS = {
+  PORT: '3000',
+  HOST: '0.0.0.0',
+  DATABASE_URL: 'sqlite:data/plant-store.sqlite',
+  BODY_LIMIT: '100kb',
+  LOG_LEVEL: 'info',
+} as const;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** An unset or empty variable takes its default: `PORT= npm start` means "the default port". */
+function read(env: Env, name: keyof typeof DEFAULTS): string {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? DEFAULTS[name] : value;
+}
+
+function parsePort(raw: string): number {
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError('PORT', `must be a TCP port number from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConfig {
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length);
+    if (path === '') {
+      throw new ConfigError('DATABASE_URL', 'must name a file after "sqlite:", e.g. sqlite:data/plant-store.sqlite');
+    }
+    if (path === ':memory:') return { type: 'sqlite', path };
+    return { type: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) };
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      const url = new URL(raw);
+      if (url.hostname === '') throw new Error('no host');
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
+    }
+    return { type: 'postgres', url: raw };
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1];
+  throw new ConfigError(
+    'DATABASE_URL',
+    `${scheme ? `has unsupported scheme "${scheme}:"` : 'has no scheme'}; use sqlite:PATH, sqlite::memory: or postgres://user:pass@host:5432/db`,
+  );
+}
+
+function parseBodyLimit(raw: string): number {
+  const limit = /^\d+$/.test(raw) ? Number(raw) : bytes.parse(raw);
+  if (limit === null || !Number.isSafeInteger(limit) || limit <= 0) {
+    throw new ConfigError('BODY_LIMIT', `must be a positive size such as 100kb or 1mb, got "${raw}"`);
+  }
+  return limit;
+}
+
+function parseLogLevel(raw: string): LogLevel {
+  const level = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  }
+  return level;
+}
+
+/** Reads and checks every setting at once; throws a ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  return {
+    port: parsePort(read(env, 'PORT')),
+    host: read(env, 'HOST'),
+    database: parseDatabaseUrl(read(env, 'DATABASE_URL')),
+    bodyLimit: parseBodyLimit(read(env, 'BODY_LIMIT')),
+    logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+  };
+}

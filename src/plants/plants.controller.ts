@@ -1,0 +1,57 @@
+import { All, Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiExcludeEndpoint,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { Public } from '../auth/public.decorator';
+import { ApiError } from '../common/api-error';
+import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../common/error-codes';
+import { JsonBodyInterceptor } from '../common/json-body.interceptor';
+import { NewPlant } from './dto/new-plant.dto';
+import { PlantDto } from './dto/plant.dto';
+import { PlantsService } from './plants.service';
+
+const errorCodeTable = ERROR_CODES.map((code) => `- \`${code}\`: ${ERROR_CODE_MEANINGS[code]}`).join('\n');
+
+@ApiTags('plants')
+@Controller('plants')
+export class PlantsController {
+  constructor(private readonly plantsService: PlantsService) {}
+
+  @Post()
+  @HttpCode(200)
+  @UseInterceptors(JsonBodyInterceptor)
+  @ApiOperation({
+    operationId: 'createPlant',
+    summary: 'Create a plant',
+    description:
+      'Creates a new plant in the store. Repeating a create with the same id, name and tag is a safe retry ' +
+      'and answers 200 again; a different plant under a taken id fails with error 409.',
+  })
+  @ApiBearerAuth('bearerAuth')
+  @ApiBody({ required: true, description: 'The plant to create', schema: { $ref: getSchemaPath('NewPlant') } })
+  @ApiOkResponse({ description: 'Plant response', type: PlantDto })
+  @ApiResponse({
+    status: 400,
+    description: `Unexpected error. Every failure answers 400; \`error\` carries the code:\n${errorCodeTable}`,
+    schema: { $ref: getSchemaPath('Error') },
+  })
+  async create(@Body() newPlant: NewPlant): Promise<PlantDto> {
+    const { plant } = await this.plantsService.create(newPlant);
+    return plant;
+  }
+
+  /** Any other method on an existing path: 405, before authentication, like a 404 would be. */
+  @All()
+  @Public()
+  @ApiExcludeEndpoint()
+  methodNotAllowed(): never {
+    throw new ApiError(ErrorCode.MethodNotAllowed, 'Method not allowed on /plants; use POST', { Allow: 'POST' });
+  }
+}
