@@ -31,7 +31,9 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     _info: unknown,
     context: ExecutionContext,
   ): TUser {
-    if (err !== null && err !== undefined) throw err; // the store failed: not the client's fault
+    // The store failed while checking the token: not the client's fault, so not a 401.
+    if (err instanceof Error) throw err;
+    if (err !== null && err !== undefined) throw new Error('token check failed', { cause: err });
     if (user !== false && user !== null && user !== undefined) return user;
 
     const header = context.switchToHttp().getRequest<Request>().headers.authorization;

@@ -28,11 +28,11 @@ async function run(args: readonly string[], out: (line: string) => void): Promis
   try {
     const tokens = new TokensService(dataSource);
     if (command === 'create') {
-      const token = await tokens.create(name!);
+      const token = await tokens.create(name);
       out(`Created token "${name}". Store it now: it is shown only once.`);
       out(token);
     } else if (command === 'revoke') {
-      if (!(await tokens.revoke(name!))) throw new UsageError(`no token named "${name}"`);
+      if (!(await tokens.revoke(name))) throw new UsageError(`no token named "${name}"`);
       out(`Revoked token "${name}".`);
     } else {
       const rows = await tokens.list();

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isStoreUnavailable } from '../database/store-errors';
@@ -82,7 +83,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const requestId = response.getHeader('X-Request-Id');
       this.logger.error(
         `${failure.body.error} for ${request.method} ${request.path} (request ${String(requestId)})`,
-        failure.cause instanceof Error ? failure.cause.stack : String(failure.cause),
+        failure.cause instanceof Error ? failure.cause.stack : inspect(failure.cause),
       );
     }
     if (response.headersSent) {

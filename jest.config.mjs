@@ -1,0 +1,24 @@
+/**
+ * @nestjs/* 12 ships ESM only, which jest's CommonJS mode cannot load on Node 20, so jest runs
+ * in its ESM mode (`node --experimental-vm-modules`, see package.json) with ts-jest emitting
+ * ES modules. The app itself still builds to CommonJS for `node dist/main`.
+ */
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
+};
+
+const common = {
+  rootDir: '.',
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  transform,
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+  ],
+};

@@ -1,0 +1,205 @@
+import type { AddressInfo } from 'node:net';
+import { jest } from '@jest/globals';
+import request from 'supertest';
+import { ERROR_CODES, ErrorCode } from '../src/common/error-codes';
+import { PlantsService } from '../src/plants/plants.service';
+import { rawRequest, replyBody } from './support/raw-http';
+import { startTestApp, type TestApp } from './support/app';
+
+/**
+ * One test (at least) for every row of CONTRACT.md's error table. Every failure is HTTP 400
+ * with `{error, message}` and nothing else in the body.
+ */
+describe('failures', () => {
+  let t: TestApp;
+  const covered = new Set<number>();
+
+  beforeAll(async () => {
+    t = await startTestApp({ BODY_LIMIT: '1kb' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  function expectFailure(response: request.Response, code: ErrorCode): void {
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(Object.keys(response.body).sort()).toEqual(['error', 'message']);
+    expect(response.body.error).toBe(code);
+    expect(typeof response.body.message).toBe('string');
+    expect(response.body.message.length).toBeGreaterThan(0);
+    covered.add(code);
+  }
+
+  const authed = () => request(t.server).post('/plants').set('Authorization', `Bearer ${t.token}`);
+
+  describe('400', () => {
+    it.each([
+      ['malformed JSON', '{"id": 1, "name": '],
+      ['trailing garbage', '{"id": 1, "name": "a"} x'],
+      ['a body of whitespace', '   '],
+    ])('answers %s', async (_what, body) => {
+      expectFailure(await authed().set('Content-Type', 'application/json').send(body), ErrorCode.BadRequest);
+    });
+
+    it('answers an empty body', async () => {
+      expectFailure(await authed().set('Content-Type', 'application/json'), ErrorCode.BadRequest);
+      expectFailure(await authed(), ErrorCode.BadRequest);
+    });
+
+    it('answers nested arrays where an object belongs', async () => {
+      const body = '['.repeat(250) + ']'.repeat(250);
+      expectFailure(await authed().set('Content-Type', 'application/json').send(body), ErrorCode.BadRequest);
+    });
+  });
+
+  describe('401', () => {
+    it('answers a request without Authorization', async () => {
+      const response = await request(t.server).post('/plants').send({ id: 1, name: 'a' });
+      expectFailure(response, ErrorCode.Unauthorized);
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="plant-store"');
+    });
+
+    it('answers another scheme', async () => {
+      const response = await request(t.server).post('/plants').set('Authorization', 'Basic dXNlcjpwYXNz').send({ id: 1, name: 'a' });
+      expectFailure(response, ErrorCode.Unauthorized);
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="plant-store"');
+    });
+
+    it.each([
+      ['an unknown token', 'Bearer pst_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+      ['a token that is not ours at all', 'Bearer hello'],
+      ['two spaces', 'Bearer  TOKEN'],
+      ['a tab', 'Bearer\tTOKEN'],
+      ['a 10 KB value', `Bearer ${'x'.repeat(10_000)}`],
+    ])('answers %s with invalid_token', async (_what, header) => {
+      const response = await request(t.server)
+        .post('/plants')
+        .set('Authorization', header.replace('TOKEN', t.token))
+        .send({ id: 1, name: 'a' });
+      expectFailure(response, ErrorCode.Unauthorized);
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="plant-store", error="invalid_token"');
+    });
+
+    it('accepts the scheme in any case', async () => {
+      const response = await request(t.server)
+        .post('/plants')
+        .set('Authorization', `bEaReR ${t.token}`)
+        .send({ id: 400, name: 'case' });
+      expect(response.status).toBe(200);
+    });
+
+    it('never reads a token from the query string or the body', async () => {
+      const query = await request(t.server).post(`/plants?access_token=${t.token}`).send({ id: 401, name: 'q' });
+      expectFailure(query, ErrorCode.Unauthorized);
+      const body = await request(t.server).post('/plants').send({ id: 401, name: 'b', access_token: t.token });
+      expectFailure(body, ErrorCode.Unauthorized);
+    });
+
+    it('refuses a revoked token on the very next request', async () => {
+      const name = `revoke-me-${Date.now()}`;
+      const token = await t.tokens.create(name);
+      const ok = await request(t.server).post('/plants').set('Authorization', `Bearer ${token}`).send({ id: 402, name: 'r' });
+      expect(ok.status).toBe(200);
+      await t.tokens.revoke(name);
+      const refused = await request(t.server).post('/plants').set('Authorization', `Bearer ${token}`).send({ id: 402, name: 'r' });
+      expectFailure(refused, ErrorCode.Unauthorized);
+      expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');
+    });
+  });
+
+  it('404: answers an unknown path, with or without a token', async () => {
+    expectFailure(await request(t.server).get('/nope'), ErrorCode.NotFound);
+    expectFailure(await request(t.server).post('/plants/1').set('Authorization', `Bearer ${t.token}`), ErrorCode.NotFound);
+    expectFailure(await request(t.server).post('/'), ErrorCode.NotFound);
+  });
+
+  it.each(['get', 'put', 'patch', 'delete'] as const)('405: answers %s /plants with Allow: POST', async (method) => {
+    const response = await request(t.server)[method]('/plants');
+    expectFailure(response, ErrorCode.MethodNotAllowed);
+    expect(response.headers.allow).toBe('POST');
+  });
+
+  it('409: answers a different plant under a taken id', async () => {
+    expect((await authed().send({ id: 500, name: 'first' })).status).toBe(200);
+    expectFailure(await authed().send({ id: 500, name: 'second' }), ErrorCode.Conflict);
+  });
+
+  it('413: answers a body over BODY_LIMIT', async () => {
+    const response = await authed()
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ id: 501, name: 'x'.repeat(2048) }));
+    expectFailure(response, ErrorCode.PayloadTooLarge);
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'application/json; charset=latin1'])(
+    '415: answers Content-Type %s',
+    async (type) => {
+      const response = await authed().set('Content-Type', type).send('{"id": 502, "name": "x"}');
+      expectFailure(response, ErrorCode.UnsupportedMediaType);
+    },
+  );
+
+  describe('answered below the framework', () => {
+    let port: number;
+    beforeAll(async () => {
+      await t.app.listen(0, '127.0.0.1');
+      port = (t.server.address() as AddressInfo).port;
+    });
+
+    it('431: answers oversized headers with the Error body', async () => {
+      const reply = await rawRequest(port, `GET /plants HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+      expect(replyBody(reply)).toEqual({ error: 431, message: expect.any(String) });
+      covered.add(431);
+    });
+
+    it('400: answers invalid UTF-8 in the body', async () => {
+      const body = Buffer.concat([Buffer.from('{"id": 1, "name": "'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+      const head =
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+      const reply = await rawRequest(port, Buffer.concat([Buffer.from(head), body]));
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+      expect(replyBody(reply)).toEqual({ error: 400, message: 'Request body is not valid UTF-8' });
+    });
+
+    it('400: answers a broken request line with the Error body', async () => {
+      const reply = await rawRequest(port, 'THIS IS NOT HTTP\r\n\r\n');
+      expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+      expect(replyBody(reply)).toEqual({ error: 400, message: expect.any(String) });
+    });
+  });
+
+  it('500: answers an unexpected failure without leaking it', async () => {
+    const service = t.app.get(PlantsService);
+    const spy = jest.spyOn(service, 'create').mockRejectedValueOnce(new Error('SELECT secret FROM /etc/passwd'));
+    try {
+      const response = await authed().send({ id: 503, name: 'boom' });
+      expectFailure(response, ErrorCode.InternalServerError);
+      expect(response.body.message).toBe('Internal server error');
+      expect(response.text).not.toMatch(/secret|passwd|SELECT/);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('covered every code in the table but 503 (see the store-down test)', () => {
+    expect([...covered].sort()).toEqual(ERROR_CODES.filter((code) => code !== 503).sort());
+  });
+});
+
+describe('503', () => {
+  it('answers while the store is down', async () => {
+    const t = await startTestApp();
+    try {
+      await t.dataSource.destroy();
+      const response = await request(t.server).post('/plants').set('Authorization', `Bearer ${t.token}`).send({ id: 1, name: 'a' });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ error: 503, message: expect.any(String) });
+    } finally {
+      await t.dataSource.initialize();
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { startTestApp, type TestApp } from './support/app';
+import { schemaValidators } from './support/openapi-validator';
+
+const committed: unknown = JSON.parse(readFileSync(join(process.cwd(), 'openapi/plant-store.openapi.json'), 'utf8'));
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('is served at /docs-json without a token and equals openapi/plant-store.openapi.json', async () => {
+    const response = await request(t.server).get('/docs-json');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual(committed); // after a deliberate change: npm run openapi:export
+  });
+
+  it('is served as YAML at /docs-yaml, and Swagger UI at /docs', async () => {
+    const yaml = await request(t.server).get('/docs-yaml');
+    expect(yaml.status).toBe(200);
+    expect(yaml.text).toMatch(/^openapi: 3\.1\.0$/m);
+    const ui = await request(t.server).get('/docs');
+    expect(ui.status).toBe(200);
+    expect(ui.text).toMatch(/swagger-ui/i);
+  });
+
+  it('describes the interface as the contract fixes it', async () => {
+    const doc = (await request(t.server).get('/docs-json')).body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.info.license.name).toBe('MIT');
+    expect(Object.keys(doc.paths)).toEqual(['/plants']);
+    expect(Object.keys(doc.paths['/plants'])).toEqual(['post']);
+    const op = doc.paths['/plants'].post;
+    expect(op.requestBody.required).toBe(true);
+    expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/NewPlant' });
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400']);
+    expect(op.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Plant' });
+    expect(op.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(op.security).toEqual([{ bearerAuth: [] }]);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.bearerAuth.bearerFormat).toBeUndefined();
+
+    const { Plant, NewPlant, Error: ErrorSchema } = doc.components.schemas;
+    expect(Plant.required).toEqual(['name']);
+    expect(Object.keys(Plant.properties).sort()).toEqual(['name', 'tag']);
+    expect(NewPlant.allOf[0]).toEqual({ $ref: '#/components/schemas/Plant' });
+    expect(NewPlant.allOf[1].required).toEqual(['id']);
+    expect(NewPlant.allOf[1].properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(ErrorSchema.required).toEqual(['error', 'message']);
+    expect(ErrorSchema.properties.error).toMatchObject({ type: 'integer', format: 'int32' });
+    expect(ErrorSchema.properties.message).toMatchObject({ type: 'string' });
+  });
+
+  it('leaves the 405 catch-all route out', async () => {
+    const doc = (await request(t.server).get('/docs-json')).body;
+    expect(JSON.stringify(doc)).not.toMatch(/methodNotAllowed/);
+  });
+
+  it('has schemas that real answers satisfy', async () => {
+    const doc = (await request(t.server).get('/docs-json')).body;
+    const schema = schemaValidators(doc);
+    const [plant, error] = [schema('Plant'), schema('Error')];
+    const ok = await request(t.server).post('/plants').set('Authorization', `Bearer ${t.token}`).send({ id: 1, name: 'a', tag: 'b' });
+    expect(plant(ok.body)).toBe(true);
+    const bad = await request(t.server).post('/plants').send({});
+    expect(error(bad.body)).toBe(true);
+    expect(error({ error: 2 ** 31, message: 'x' })).toBe(false); // the oracle can say no
+  });
+});
