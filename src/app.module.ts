@@ -7,8 +7,10 @@ import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { ApiError } from './common/api-error';
 import { ErrorCode } from './common/error-codes';
+import { LoggingModule } from './common/logging';
 import { appConfig } from './config/app.config';
 import { dataSourceOptions } from './database/data-source-options';
+import { HealthModule } from './health/health.module';
 import { PlantsModule } from './plants/plants.module';
 
 function flattenMessages(errors: ValidationError[]): string[] {
@@ -26,12 +28,14 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
 @Module({
   imports: [
     ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [appConfig] }),
+    LoggingModule,
     TypeOrmModule.forRootAsync({
       inject: [appConfig.KEY],
       useFactory: (config: ConfigType<typeof appConfig>) => dataSourceOptions(config.database),
     }),
     AuthModule,
     PlantsModule,
+    HealthModule,
   ],
   providers: [
     { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,5 +1,8 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import type { RequestHandler } from 'express';
+import { HTTP_LOGGER } from './common/logging';
 import { requestIdMiddleware } from './common/request-id';
 import { hardenHttpServer } from './http-server';
 import { setupOpenApi } from './openapi/openapi';
@@ -8,13 +11,15 @@ import { setupOpenApi } from './openapi/openapi';
  * Options for `NestFactory.create` and `createNestApplication`. Nest's own JSON parser must stay
  * off: it would round ids above 2^53 before any pipe could see them (see JsonBodyInterceptor).
  */
-export const NEST_APP_OPTIONS: NestApplicationOptions = { bodyParser: false };
+export const NEST_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
 /** Everything about the app that is not a module: shared by `main.ts` and the e2e tests. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
+  app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestIdMiddleware);
+  app.use(app.get<RequestHandler>(HTTP_LOGGER));
   setupOpenApi(app);
   hardenHttpServer(app.getHttpServer());
   app.enableShutdownHooks();

@@ -3,6 +3,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { Request, Response } from 'express';
 import { isStoreUnavailable } from '../database/store-errors';
 import { ApiError } from './api-error';
+import { ERROR_CODE_LOCAL } from './logging';
 import { type ErrorBody, ErrorCode, isErrorCode } from './error-codes';
 
 interface Failure {
@@ -86,6 +87,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         failure.cause instanceof Error ? failure.cause.stack : inspect(failure.cause),
       );
     }
+    response.locals[ERROR_CODE_LOCAL] = failure.body.error;
     if (response.headersSent) {
       request.socket.destroy();
       return;

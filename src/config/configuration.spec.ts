@@ -1,0 +1,63 @@
+import { ConfigError, loadConfig, parseDatabaseUrl } from './configuration';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      database: { type: 'sqlite', path: `${process.cwd()}/data/plant-store.sqlite` },
+      bodyLimit: 100 * 1024,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u:p@db:5432/plants',
+      BODY_LIMIT: '1mb',
+      LOG_LEVEL: 'WARN',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      database: { type: 'postgres', url: 'postgres://u:p@db:5432/plants' },
+      bodyLimit: 1024 * 1024,
+      logLevel: 'warn',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'http' }, 'PORT'],
+    [{ PORT: '65536' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'data/plants.sqlite' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://' }, 'DATABASE_URL'],
+    [{ BODY_LIMIT: 'lots' }, 'BODY_LIMIT'],
+    [{ BODY_LIMIT: '0' }, 'BODY_LIMIT'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  ])('refuses %j naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable} `));
+  });
+});
+
+describe('parseDatabaseUrl', () => {
+  it('resolves a relative SQLite path against the working directory', () => {
+    expect(parseDatabaseUrl('sqlite:db/x.sqlite', '/srv/app')).toEqual({ type: 'sqlite', path: '/srv/app/db/x.sqlite' });
+    expect(parseDatabaseUrl('sqlite:/var/lib/x.sqlite', '/srv/app')).toEqual({ type: 'sqlite', path: '/var/lib/x.sqlite' });
+  });
+
+  it('keeps an in-memory store in memory', () => {
+    expect(parseDatabaseUrl('sqlite::memory:')).toEqual({ type: 'sqlite', path: ':memory:' });
+  });
+
+  it('accepts both PostgreSQL schemes', () => {
+    expect(parseDatabaseUrl('postgresql://h/db')).toEqual({ type: 'postgres', url: 'postgresql://h/db' });
+  });
+});

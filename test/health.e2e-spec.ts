@@ -1,0 +1,56 @@
+import request from 'supertest';
+import { startTestApp, type TestApp } from './support/app';
+
+describe('GET /health', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers 200 without a token while the store answers', async () => {
+    const response = await request(t.server).get('/health');
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'ok', info: { store: { status: 'up' } } });
+    expect(response.headers['x-request-id']).toBeDefined();
+  });
+
+  it('is not in the OpenAPI document', async () => {
+    const doc = (await request(t.server).get('/docs-json')).body;
+    expect(Object.keys(doc.paths)).toEqual(['/plants']);
+  });
+
+  it('answers a real 503 while the store does not answer', async () => {
+    await t.dataSource.destroy();
+    try {
+      const response = await request(t.server).get('/health');
+      expect(response.status).toBe(503);
+      expect(response.body).toMatchObject({ status: 'error' });
+    } finally {
+      await t.dataSource.initialize();
+    }
+  });
+});
+
+describe('X-Request-Id', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('is on every response, and is the client’s own when it sent a sane one', async () => {
+    for (const path of ['/plants', '/nope', '/docs-json', '/health']) {
+      const response = await request(t.server).get(path);
+      expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    const own = await request(t.server).get('/health').set('X-Request-Id', 'trace-abc.123');
+    expect(own.headers['x-request-id']).toBe('trace-abc.123');
+    const insane = await request(t.server).get('/health').set('X-Request-Id', 'x'.repeat(500));
+    expect(insane.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { TOKEN_PATTERN } from '../src/auth/token-secret';
+import { startTestApp, type TestApp } from './support/app';
+import { run } from './support/spawn';
+
+/** The operator's commands, run exactly as the README says, on the store a server is using. */
+describe('npm run token', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let t: TestApp;
+  const token = (...args: string[]) => run('npm', ['run', '--silent', 'token', '--', ...args], env);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-cli-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'store.sqlite')}` };
+    t = await startTestApp(env);
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates a token that the running server accepts, then revokes it', async () => {
+    const created = await token('create', 'cli-user');
+    expect(created.code).toBe(0);
+    const secret = created.stdout.trimEnd().split('\n').at(-1)!;
+    expect(secret).toMatch(TOKEN_PATTERN);
+
+    const accepted = await request(t.server).post('/plants').set('Authorization', `Bearer ${secret}`).send({ id: 1, name: 'cli' });
+    expect(accepted.status).toBe(200);
+
+    const listed = await token('list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^cli-user\t\d{4}-\d\d-\d\dT[\d:.]+Z\tactive$/m);
+    expect(listed.stdout).not.toContain(secret);
+    expect(listed.stdout).not.toContain(secret.slice(4, 20));
+
+    const revoked = await token('revoke', 'cli-user');
+    expect(revoked.code).toBe(0);
+    const refused = await request(t.server).post('/plants').set('Authorization', `Bearer ${secret}`).send({ id: 2, name: 'cli' });
+    expect(refused.body).toEqual({ error: 401, message: expect.any(String) });
+    expect((await token('list')).stdout).toMatch(/^cli-user\t\S+\trevoked \S+$/m);
+  }, 60_000);
+
+  it('stores only a hash of the secret', async () => {
+    const created = await token('create', 'hash-check');
+    const secret = created.stdout.trimEnd().split('\n').at(-1)!;
+    const rows: { token_hash: string }[] = await t.dataSource.query(`SELECT token_hash FROM api_token WHERE name = 'hash-check'`);
+    expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
+    const dump = JSON.stringify(await t.dataSource.query('SELECT * FROM api_token'));
+    expect(dump).not.toContain(secret.slice(4));
+  }, 30_000);
+
+  it.each([
+    [['create', 'cli-user'], /already exists/],
+    [['create'], /usage/],
+    [['create', 'bad name'], /token name/],
+    [['revoke', 'nobody'], /no token named "nobody"/],
+    [['frobnicate'], /usage/],
+  ])('refuses %j with a clear message and exit code 2', async (args, message) => {
+    const result = await token(...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  }, 30_000);
+});
