@@ -17,8 +17,10 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  globalSetup: '<rootDir>/jest.global-setup.mjs',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    { ...common, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.spec.ts'] },
   ],
 };

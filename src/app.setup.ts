@@ -2,6 +2,7 @@ import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { RequestHandler } from 'express';
+import { Draining } from './common/draining';
 import { HTTP_LOGGER } from './common/logging';
 import { requestIdMiddleware } from './common/request-id';
 import { hardenHttpServer } from './http-server';
@@ -14,14 +15,14 @@ import { setupOpenApi } from './openapi/openapi';
 export const NEST_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
 
 /** Everything about the app that is not a module: shared by `main.ts` and the e2e tests. */
-export function configureApp(app: NestExpressApplication): NestExpressApplication {
+export function configureApp(app: NestExpressApplication, draining = new Draining()): NestExpressApplication {
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestIdMiddleware);
   app.use(app.get<RequestHandler>(HTTP_LOGGER));
+  app.use(draining.middleware);
   setupOpenApi(app);
   hardenHttpServer(app.getHttpServer());
-  app.enableShutdownHooks();
   return app;
 }

@@ -1,0 +1,105 @@
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { run } from '../support/spawn';
+import { createToken, MAIN, startServer, stopServer } from '../support/server-process';
+
+// These tests start real server processes.
+jest.setTimeout(60_000);
+
+describe('the server process', () => {
+  let dir: string;
+  let databaseUrl: string;
+  let dbPath: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-proc-'));
+    dbPath = join(dir, 'nested', 'store.sqlite');
+    databaseUrl = `sqlite:${dbPath}`;
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    [{ PORT: 'http' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL'],
+    [{ BODY_LIMIT: 'huge' }, 'BODY_LIMIT'],
+  ])('refuses to start with %j: one line naming %s, exit code 1', async (env, variable) => {
+    const result = await run(process.execPath, [MAIN], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Configuration error: ${variable} `))]);
+  });
+
+  it('creates the SQLite folder, answers, and logs JSON lines without the token', async () => {
+    const token = await createToken(databaseUrl, 'lifecycle');
+    const server = await startServer({ DATABASE_URL: databaseUrl });
+    try {
+      const response = await fetch(`${server.url}/plants?access_token=${token}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '{"id": 1, "name": "first"}',
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ name: 'first' });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const lines = server.output().trim().split('\n');
+      for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+      const requestLog = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.req !== undefined);
+      expect(requestLog).toMatchObject({
+        req: { method: 'POST', path: '/plants' },
+        res: { status: 200 },
+        requestId: response.headers.get('x-request-id'),
+        durationMs: expect.any(Number),
+      });
+      expect(server.output()).not.toContain(token);
+      expect(server.output()).not.toContain(token.slice(4));
+      expect(server.output()).not.toMatch(/authorization/i);
+    } finally {
+      await stopServer(server);
+    }
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'on %s finishes the create in flight, refuses new connections, closes the store and exits 0',
+    async (signal) => {
+      const token = await createToken(databaseUrl, `shutdown-${signal}`);
+      const server = await startServer({ DATABASE_URL: databaseUrl });
+      const id = signal === 'SIGTERM' ? 1001 : 1002;
+      const body = Buffer.from(`{"id": ${id}, "name": "in flight"}`);
+      const socket = connect(server.port, '127.0.0.1');
+      let reply = '';
+      socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      await new Promise((resolve) => socket.on('connect', resolve));
+      // Headers and half the body: the request is in flight when the signal arrives.
+      socket.write(
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n`,
+      );
+      socket.write(body.subarray(0, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      server.child.kill(signal);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+
+      const refused = await fetch(`${server.url}/health`).then(
+        () => 'answered',
+        () => 'refused',
+      );
+      expect(refused).toBe('refused');
+
+      socket.end(body.subarray(10));
+      await closed;
+      expect(reply).toMatch(/^HTTP\/1\.1 200 OK/);
+      expect(reply).toContain('{"name":"in flight"}');
+      expect(await server.exited).toBe(0);
+
+      const db = new Database(dbPath, { readonly: true });
+      try {
+        expect(db.prepare('SELECT name FROM plant WHERE id = ?').get(id)).toEqual({ name: 'in flight' });
+      } finally {
+        db.close();
+      }
+    },
+  );
+});

@@ -1,0 +1,74 @@
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../support/spawn';
+import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
+
+// These tests start real server processes.
+jest.setTimeout(60_000);
+
+const TOKEN_CLI = join(process.cwd(), 'dist/cli/token.js');
+
+async function create(server: ServerProcess, token: string, body: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${server.url}/plants`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Several instances on one store: the primary key decides every race, across processes too. */
+describe('two server processes on one SQLite file', () => {
+  let dir: string;
+  let databaseUrl: string;
+  let token: string;
+  let servers: ServerProcess[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-two-'));
+    databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
+    token = await createToken(databaseUrl, 'racer');
+    servers = await Promise.all([0, 1].map(() => startServer({ DATABASE_URL: databaseUrl })));
+  });
+  afterAll(async () => {
+    await Promise.all((servers ?? []).map(stopServer));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives each contested id exactly one winner; every loser gets 409, never a 500 or 503', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => 9007199254740000 + i);
+    const attempts = ids.flatMap((id) =>
+      [0, 1, 2, 3].map(async (contender) => ({
+        id,
+        contender,
+        ...(await create(servers[contender % 2], token, `{"id": ${id}, "name": "contender ${contender}"}`)),
+      })),
+    );
+    const results = await Promise.all(attempts);
+    for (const id of ids) {
+      const forId = results.filter((result) => result.id === id);
+      const winners = forId.filter((result) => result.status === 200);
+      expect(winners).toHaveLength(1);
+      for (const loser of forId.filter((result) => result.status !== 200)) {
+        expect(loser.body).toEqual({ error: 409, message: expect.any(String) });
+      }
+      // The winner's plant is the stored one: replaying it through either process is a 200.
+      const winner = winners[0];
+      for (const server of servers) {
+        expect((await create(server, token, `{"id": ${id}, "name": "contender ${winner.contender}"}`)).status).toBe(200);
+      }
+    }
+  });
+
+  it('refuses a token revoked through the CLI in both processes on the next request', async () => {
+    const other = await createToken(databaseUrl, 'revoked-racer');
+    for (const server of servers) expect((await create(server, other, '{"id": 1, "name": "a"}')).status).toBe(200);
+    const revoked = await run(process.execPath, [TOKEN_CLI, 'revoke', 'revoked-racer'], { DATABASE_URL: databaseUrl });
+    expect(revoked.code).toBe(0);
+    for (const server of servers) {
+      expect(await create(server, other, '{"id": 1, "name": "a"}')).toEqual({ status: 400, body: { error: 401, message: expect.any(String) } });
+    }
+  });
+});
