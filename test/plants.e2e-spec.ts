@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/app';
+import { testStoreKind } from './support/databases';
 
 describe('POST /plants', () => {
   let t: TestApp;
@@ -17,13 +18,7 @@ describe('POST /plants', () => {
       .set('Content-Type', 'application/json')
       .send(typeof body === 'string' ? body : JSON.stringify(body));
 
-  async function storedPlant(id: string): Promise<{ id: string; name: string; tag: string | null } | undefined> {
-    const rows: { id: string; name: string; tag: string | null }[] = await t.dataSource.query(
-      `SELECT CAST(id AS TEXT) AS id, name, tag FROM plant WHERE id = CAST(? AS INTEGER)`,
-      [id],
-    );
-    return rows[0];
-  }
+  const storedPlant = (id: string) => t.storedPlant(id);
 
   it('answers 200 with exactly the Plant that was stored', async () => {
     const response = await post({ id: 1, name: 'Monstera', tag: 'aroid' });
@@ -156,5 +151,16 @@ describe('POST /plants', () => {
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ name: 'Strelitzia 🌿', tag: 'ñandú' });
     });
+  });
+});
+
+describe('the store under test', () => {
+  it('is the one this run asked for', async () => {
+    const t = await startTestApp();
+    try {
+      expect(t.dataSource.options.type).toBe(testStoreKind() === 'postgres' ? 'postgres' : 'better-sqlite3');
+    } finally {
+      await t.close();
+    }
   });
 });

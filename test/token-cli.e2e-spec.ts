@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { TOKEN_PATTERN } from '../src/auth/token-secret';
 import { startTestApp, type TestApp } from './support/app';
@@ -8,19 +5,16 @@ import { run } from './support/spawn';
 
 /** The operator's commands, run exactly as the README says, on the store a server is using. */
 describe('npm run token', () => {
-  let dir: string;
   let env: Record<string, string>;
   let t: TestApp;
   const token = (...args: string[]) => run('npm', ['run', '--silent', 'token', '--', ...args], env);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'plant-store-cli-'));
-    env = { DATABASE_URL: `sqlite:${join(dir, 'store.sqlite')}` };
-    t = await startTestApp(env);
+    t = await startTestApp();
+    env = { DATABASE_URL: t.databaseUrl };
   });
   afterAll(async () => {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('creates a token that the running server accepts, then revokes it', async () => {

@@ -3,10 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { testStoreKind } from '../support/databases';
 import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
 
 // These tests start real server processes.
 jest.setTimeout(60_000);
+
+// These read the SQLite file directly; under `npm run test:postgres` they have nothing to add.
+const describeOnSqlite = testStoreKind() === 'sqlite' ? describe : describe.skip;
 
 interface Acked {
   id: string;
@@ -39,7 +43,7 @@ async function writeUntilKilled(server: ServerProcess, token: string, workers: n
   await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
 }
 
-describe('durability', () => {
+describeOnSqlite('durability', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'plant-store-crash-'));

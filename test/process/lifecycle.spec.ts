@@ -4,13 +4,17 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { testStoreKind } from '../support/databases';
 import { run } from '../support/spawn';
 import { createToken, MAIN, startServer, stopServer } from '../support/server-process';
 
 // These tests start real server processes.
 jest.setTimeout(60_000);
 
-describe('the server process', () => {
+// These read the SQLite file directly; under `npm run test:postgres` they have nothing to add.
+const describeOnSqlite = testStoreKind() === 'sqlite' ? describe : describe.skip;
+
+describeOnSqlite('the server process', () => {
   let dir: string;
   let databaseUrl: string;
   let dbPath: string;

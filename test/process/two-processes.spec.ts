@@ -1,7 +1,6 @@
 import { jest } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freshDatabase, type TestDatabase } from '../support/databases';
 import { run } from '../support/spawn';
 import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
 
@@ -20,21 +19,21 @@ async function create(server: ServerProcess, token: string, body: string): Promi
 }
 
 /** Several instances on one store: the primary key decides every race, across processes too. */
-describe('two server processes on one SQLite file', () => {
-  let dir: string;
+describe(`two server processes on one store (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite file'})`, () => {
+  let database: TestDatabase;
   let databaseUrl: string;
   let token: string;
   let servers: ServerProcess[];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'plant-store-two-'));
-    databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
+    database = await freshDatabase();
+    databaseUrl = database.url;
     token = await createToken(databaseUrl, 'racer');
     servers = await Promise.all([0, 1].map(() => startServer({ DATABASE_URL: databaseUrl })));
   });
   afterAll(async () => {
     await Promise.all((servers ?? []).map(stopServer));
-    rmSync(dir, { recursive: true, force: true });
+    await database.drop();
   });
 
   it('gives each contested id exactly one winner; every loser gets 409, never a 500 or 503', async () => {

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export interface TestDatabase {
+  url: string;
+  kind: 'sqlite' | 'postgres';
+  drop(): Promise<void>;
+}
+
+/**
+ * The store the tests run on: a SQLite file in a temp folder, or, when TEST_DATABASE_URL names
+ * a PostgreSQL server (`npm run test:postgres`), a fresh database on it, dropped afterwards.
+ */
+export function testStoreKind(): 'sqlite' | 'postgres' {
+  return /^postgres(ql)?:/.test(process.env.TEST_DATABASE_URL ?? '') ? 'postgres' : 'sqlite';
+}
+
+export async function freshDatabase(): Promise<TestDatabase> {
+  const admin = process.env.TEST_DATABASE_URL;
+  if (admin === undefined || testStoreKind() === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-test-'));
+    return {
+      url: `sqlite:${join(dir, 'store.sqlite')}`,
+      kind: 'sqlite',
+      drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
+    };
+  }
+  const name = `plant_store_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    kind: 'postgres',
+    async drop() {
+      const dropper = new pg.Client({ connectionString: admin });
+      await dropper.connect();
+      try {
+        await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
