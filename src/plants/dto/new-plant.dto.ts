@@ -1,5 +1,6 @@
-import { IsDefined, IsString, ValidateIf } from 'class-validator';
+import { IsDefined, ValidateIf } from 'class-validator';
 import { IsInt64 } from './is-int64.decorator';
+import { IsText } from './is-text.decorator';
 
 /**
  * The `NewPlant` request body, read strictly: no coercion, so `"5"` is not an id and `null`
@@ -12,11 +13,11 @@ export class NewPlant {
   id!: bigint;
 
   @IsDefined({ message: 'name is required' })
-  @IsString({ message: 'name must be a string' })
+  @IsText()
   name!: string;
 
   // Optional means absent: an explicit null is a wrong type, not a missing tag.
   @ValidateIf((plant: NewPlant) => plant.tag !== undefined)
-  @IsString({ message: 'tag must be a string when present' })
+  @IsText()
   tag?: string;
 }
