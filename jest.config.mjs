@@ -22,5 +22,7 @@ export default {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     { ...common, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.spec.ts'] },
+    // Needs Debian's chromium, so only `npm run test:browser` runs it.
+    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
   ],
 };
