@@ -7,4 +7,4 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from './src/config/configuration';
 import { dataSourceOptions } from './src/database/data-source-options';
 
-export default new DataSource({ ...dataSourceOptions(loadConfig().database), migrationsRun: false });
+export default new DataSource(dataSourceOptions(loadConfig().database));

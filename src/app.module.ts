@@ -9,7 +9,7 @@ import { ApiError } from './common/api-error';
 import { ErrorCode } from './common/error-codes';
 import { LoggingModule } from './common/logging';
 import { appConfig } from './config/app.config';
-import { dataSourceOptions } from './database/data-source-options';
+import { dataSourceOptions, openDataSource } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { PlantsModule } from './plants/plants.module';
 
@@ -32,6 +32,7 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
     TypeOrmModule.forRootAsync({
       inject: [appConfig.KEY],
       useFactory: (config: ConfigType<typeof appConfig>) => dataSourceOptions(config.database),
+      dataSourceFactory: (options) => openDataSource(options!),
     }),
     AuthModule,
     PlantsModule,

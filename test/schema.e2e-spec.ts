@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
-import { dataSourceOptions } from '../src/database/data-source-options';
+import { dataSourceOptions, openDataSource } from '../src/database/data-source-options';
 import { freshDatabase, type TestDatabase } from './support/databases';
 
 describe('migrations', () => {
@@ -8,7 +8,7 @@ describe('migrations', () => {
   let dataSource: DataSource;
   beforeAll(async () => {
     database = await freshDatabase();
-    dataSource = await new DataSource(dataSourceOptions(parseDatabaseUrl(database.url))).initialize();
+    dataSource = await openDataSource(dataSourceOptions(parseDatabaseUrl(database.url)));
   });
   afterAll(async () => {
     await dataSource.destroy();

@@ -6,10 +6,9 @@
  * It runs pending migrations first, so it works on a fresh store and while the server runs.
  */
 import 'reflect-metadata';
-import { DataSource } from 'typeorm';
 import { TokenNameError, TokensService } from '../auth/tokens.service';
 import { ConfigError, loadConfig } from '../config/configuration';
-import { dataSourceOptions } from '../database/data-source-options';
+import { dataSourceOptions, openDataSource } from '../database/data-source-options';
 
 const USAGE = 'usage: npm run token -- create <name> | list | revoke <name>';
 
@@ -23,8 +22,7 @@ async function run(args: readonly string[], out: (line: string) => void): Promis
     throw new UsageError(USAGE);
   }
 
-  const dataSource = new DataSource(dataSourceOptions(loadConfig(process.env).database));
-  await dataSource.initialize();
+  const dataSource = await openDataSource(dataSourceOptions(loadConfig(process.env).database));
   try {
     const tokens = new TokensService(dataSource);
     if (command === 'create') {

@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { ApiToken } from '../auth/api-token.entity';
 import type { DatabaseConfig } from '../config/configuration';
 import { Plant } from '../plants/plant.entity';
+import { runMigrationsSafely } from './migrate';
 import { CreatePlantStore1795305600000 } from './migrations/1795305600000-CreatePlantStore';
 
 export const ENTITIES = [Plant, ApiToken];
@@ -24,13 +25,15 @@ function prepareSqlite(db: Database.Database): void {
 
 /**
  * The one description of the store, shared by the Nest app, the token CLI and the TypeORM CLI.
- * Schema changes happen only through the migrations, which run on start; never `synchronize`.
+ * Schema changes happen only through the migrations, which run on start (`openDataSource`);
+ * never `synchronize`.
  */
 export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
     entities: ENTITIES,
     migrations: MIGRATIONS,
-    migrationsRun: true,
+    // Run by `runMigrationsSafely` right after connecting, not by TypeORM's own migrationsRun.
+    migrationsRun: false,
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,
@@ -45,4 +48,16 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
     timeout: SQLITE_BUSY_TIMEOUT_MS,
     prepareDatabase: prepareSqlite,
   };
+}
+
+/** Connects and applies pending migrations: what the server and the token CLI do first. */
+export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+  const dataSource = await new DataSource(options).initialize();
+  try {
+    await runMigrationsSafely(dataSource);
+  } catch (error) {
+    await dataSource.destroy();
+    throw error;
+  }
+  return dataSource;
 }

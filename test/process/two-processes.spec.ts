@@ -71,3 +71,16 @@ describe(`two server processes on one store (${process.env.TEST_DATABASE_URL ? '
     }
   });
 });
+
+describe('instances starting together on a fresh store', () => {
+  it('all come up: the migrations run once, whoever wins the race', async () => {
+    const database = await freshDatabase();
+    const started = await Promise.allSettled([0, 1, 2].map(() => startServer({ DATABASE_URL: database.url })));
+    try {
+      expect(started.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    } finally {
+      await Promise.all(started.map((result) => (result.status === 'fulfilled' ? stopServer(result.value) : undefined)));
+      await database.drop();
+    }
+  });
+});
