@@ -79,7 +79,7 @@ describe('instances starting together on a fresh store', () => {
     try {
       expect(started.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     } finally {
-      await Promise.all(started.map((result) => (result.status === 'fulfilled' ? stopServer(result.value) : undefined)));
+      await Promise.all(started.map((result) => (result.status === 'fulfilled' ? stopServer(result.value) : Promise.resolve())));
       await database.drop();
     }
   });
