@@ -1,4 +1,5 @@
 import { type DataSource, IsNull, type Repository } from 'typeorm';
+import { PreparedStatement } from '../database/sqlite-native';
 import { ApiToken } from './api-token.entity';
 import { generateToken, hashToken, sameHash, TOKEN_PATTERN } from './token-secret';
 
@@ -17,11 +18,21 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
  * Issues, lists, revokes and checks API tokens. Plain class over a DataSource, so the CLI
  * uses it without booting Nest; AuthModule provides it to the guard.
  */
+type TokenRow = Pick<ApiToken, 'name' | 'tokenHash' | 'revokedAt'>;
+
 export class TokensService {
   private readonly tokens: Repository<ApiToken>;
+  /** SQLite: the per-request lookup as a prepared statement, not a query built each time. */
+  private readonly sqliteLookup?: PreparedStatement<[string], TokenRow>;
 
   constructor(dataSource: DataSource) {
     this.tokens = dataSource.getRepository(ApiToken);
+    if (dataSource.options.type === 'better-sqlite3') {
+      this.sqliteLookup = new PreparedStatement(
+        dataSource,
+        'SELECT "name", "token_hash" AS "tokenHash", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" = ?',
+      );
+    }
   }
 
   /** Returns the secret; it is shown once and never stored. */
@@ -66,8 +77,10 @@ export class TokensService {
   async verify(token: string): Promise<string | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
     const hash = hashToken(token);
-    const row = await this.tokens.findOne({ select: { name: true, tokenHash: true, revokedAt: true }, where: { tokenHash: hash } });
-    if (row === null || !sameHash(row.tokenHash, hash) || row.revokedAt !== null) return null;
+    const row: TokenRow | null | undefined = this.sqliteLookup
+      ? this.sqliteLookup.get().get(hash)
+      : await this.tokens.findOne({ select: { name: true, tokenHash: true, revokedAt: true }, where: { tokenHash: hash } });
+    if (!row || !sameHash(row.tokenHash, hash) || row.revokedAt !== null) return null;
     return row.name;
   }
 }

@@ -43,8 +43,7 @@ export class PlantsController {
     schema: { $ref: getSchemaPath('Error') },
   })
   async create(@Body() newPlant: NewPlant): Promise<PlantDto> {
-    const { plant } = await this.plantsService.create(newPlant);
-    return plant;
+    return this.plantsService.create(newPlant);
   }
 
   /** Any other method on an existing path: 405, before authentication, like a 404 would be. */

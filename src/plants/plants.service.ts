@@ -5,9 +5,8 @@ import { ApiError } from '../common/api-error';
 import { ErrorCode } from '../common/error-codes';
 import type { NewPlant } from './dto/new-plant.dto';
 import type { PlantDto } from './dto/plant.dto';
+import { type Outcome, SqliteGroupCommit } from './group-commit';
 import { Plant } from './plant.entity';
-
-export type CreateOutcome = 'created' | 'replayed';
 
 /** The answer to a create: the stored plant in its contract shape, `tag` only when it has one. */
 export function toPlantDto(plant: Pick<Plant, 'name' | 'tag'>): PlantDto {
@@ -16,16 +15,31 @@ export function toPlantDto(plant: Pick<Plant, 'name' | 'tag'>): PlantDto {
 
 @Injectable()
 export class PlantsService {
-  constructor(@InjectRepository(Plant) private readonly plants: Repository<Plant>) {}
+  /** SQLite: one transaction (one fsync) per turn of the event loop. */
+  private readonly groupCommit?: SqliteGroupCommit;
+
+  constructor(@InjectRepository(Plant) private readonly plants: Repository<Plant>) {
+    const dataSource = plants.manager.connection;
+    if (dataSource.options.type === 'better-sqlite3') this.groupCommit = new SqliteGroupCommit(dataSource);
+  }
 
   /**
-   * Inserts the plant unless its id is taken, in one statement (`INSERT … ON CONFLICT DO
-   * NOTHING`), so the primary key alone decides between concurrent creates of one id. The
-   * loser reads the winner's row: the same plant is a safe retry, another plant is a conflict,
-   * and the stored plant never changes.
+   * Inserts the plant unless its id is taken (`INSERT … ON CONFLICT DO NOTHING`), so the primary
+   * key alone decides between concurrent creates of one id. The loser reads the winner's row:
+   * the same plant is a safe retry, another plant is a conflict, and the stored plant never
+   * changes. Resolves only once the plant is durably committed.
    */
-  async create(plant: NewPlant): Promise<{ outcome: CreateOutcome; plant: PlantDto }> {
+  async create(plant: NewPlant): Promise<PlantDto> {
     const row: Plant = { id: plant.id.toString(), name: plant.name, tag: plant.tag ?? null };
+    const outcome = this.groupCommit ? await this.groupCommit.create(row) : await this.createOne(row);
+    if (outcome === 'conflict') {
+      throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
+    }
+    return toPlantDto(row);
+  }
+
+  /** One statement per create, through TypeORM: PostgreSQL commits concurrent ones itself. */
+  private async createOne(row: Plant): Promise<Outcome> {
     const [sql, parameters] = this.plants
       .createQueryBuilder()
       .insert()
@@ -33,25 +47,17 @@ export class PlantsService {
       .values(row)
       .orIgnore()
       .getQueryAndParameters();
-
     const queryRunner = this.plants.manager.connection.createQueryRunner();
     let inserted: boolean;
     try {
-      const result = await queryRunner.query(sql, parameters, true);
-      inserted = result.affected === 1;
+      inserted = (await queryRunner.query(sql, parameters, true)).affected === 1;
     } finally {
       await queryRunner.release();
     }
-    if (inserted) return { outcome: 'created', plant: toPlantDto(row) };
-
+    if (inserted) return 'created';
     const stored = await this.plants.findOne({ select: { name: true, tag: true }, where: { id: row.id } });
-    if (stored === null) {
-      // The row that blocked the insert is gone: impossible without deletes, which do not exist.
-      throw new Error(`plant ${row.id} neither inserted nor found`);
-    }
-    if (stored.name === row.name && stored.tag === row.tag) {
-      return { outcome: 'replayed', plant: toPlantDto(stored) };
-    }
-    throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
+    // The row that blocked the insert cannot be gone: plants are never deleted.
+    if (stored === null) throw new Error(`plant ${row.id} neither inserted nor found`);
+    return stored.name === row.name && stored.tag === row.tag ? 'replayed' : 'conflict';
   }
 }
