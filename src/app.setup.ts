@@ -1,10 +1,9 @@
 import type { NestApplicationOptions } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
-import type { RequestHandler } from 'express';
+import type { Logger as PinoLogger } from 'pino';
 import { Draining } from './common/draining';
-import { HTTP_LOGGER } from './common/logging';
-import { requestIdMiddleware } from './common/request-id';
+import { requestLogger, ROOT_LOGGER } from './common/logging';
 import { hardenHttpServer } from './http-server';
 import { setupOpenApi } from './openapi/openapi';
 
@@ -19,8 +18,7 @@ export function configureApp(app: NestExpressApplication, draining = new Drainin
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestIdMiddleware);
-  app.use(app.get<RequestHandler>(HTTP_LOGGER));
+  app.use(requestLogger(app.get<PinoLogger>(ROOT_LOGGER)));
   app.use(draining.middleware);
   setupOpenApi(app);
   hardenHttpServer(app.getHttpServer());

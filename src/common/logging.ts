@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Module } from '@nestjs/common';
 import type { ConfigType } from '@nestjs/config';
+import type { NextFunction, Request, Response } from 'express';
 import { LoggerModule } from 'nestjs-pino';
-import { type HttpLogger, pinoHttp, type Options } from 'pino-http';
+import pino, { type Logger } from 'pino';
 import { appConfig } from '../config/app.config';
 import type { AppConfig } from '../config/configuration';
 import { requestIdOf } from './request-id';
@@ -10,61 +11,67 @@ import { requestIdOf } from './request-id';
 /** The error code a failure answered with, set by the exception filter for the request log. */
 export const ERROR_CODE_LOCAL = 'errorCode';
 
-type Locals = { locals?: Record<string, unknown> };
+/** The process's one pino logger: request lines and Nest's own logs go through it. */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+
+export function createRootLogger(config: Pick<AppConfig, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel });
+}
+
+const pathOf = (request: IncomingMessage): string => {
+  const url = request.url ?? '';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query); // never the query string: it could carry a token
+};
 
 /**
- * One JSON line per request on stdout: method, path (never the query string, which could
- * carry a token), status, the contract error code of a failure, duration and request id.
- * Headers and bodies are never logged, so neither is a token.
+ * Gives every response its X-Request-Id and writes one JSON line per request when it ends:
+ * request id, method, path, status, the contract error code of a failure, and duration.
+ * Headers and bodies are never logged, so neither is a token. (pino-http does this too, but
+ * builds three child loggers per request; one line is all we need, and it is a hot path.)
  */
-export function httpLoggerOptions(config: Pick<AppConfig, 'logLevel'>): Options {
-  return {
-    level: config.logLevel,
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const existing = res.getHeader('X-Request-Id');
-      if (typeof existing === 'string') return existing;
-      const id = requestIdOf(req);
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customAttributeKeys: { reqId: 'requestId', responseTime: 'durationMs' },
-    quietReqLogger: true,
-    serializers: {
-      req: (req: IncomingMessage & { id?: unknown }) => ({
-        method: req.method,
-        path: (req.url ?? '').split('?')[0],
-      }),
-      res: (res: ServerResponse) => ({ status: res.statusCode }),
-    },
-    customProps: (_req, res) => {
-      const code = (res as ServerResponse & Locals).locals?.[ERROR_CODE_LOCAL];
-      return code === undefined ? {} : { error: code };
-    },
-    customSuccessMessage: (req, res) => `${req.method} ${(req.url ?? '').split('?')[0]} ${res.statusCode}`,
-    customErrorMessage: (req, res) => `${req.method} ${(req.url ?? '').split('?')[0]} ${res.statusCode}`,
+export function requestLogger(logger: Logger) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    const requestId = requestIdOf(request);
+    response.setHeader('X-Request-Id', requestId);
+    response.once('finish', () => {
+      if (!logger.isLevelEnabled('info')) return;
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const error = (response as ServerResponse & { locals?: Record<string, unknown> }).locals?.[ERROR_CODE_LOCAL];
+      const path = pathOf(request);
+      logger.info(
+        {
+          requestId,
+          req: { method: request.method, path },
+          res: { status: response.statusCode },
+          ...(error === undefined ? {} : { error }),
+          durationMs: Math.round(durationMs * 100) / 100,
+        },
+        `${request.method} ${path} ${response.statusCode}`,
+      );
+    });
+    next();
   };
 }
 
-/** The pino-http middleware; its logger is also Nest's logger, so every line is one format. */
-export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
-
 /**
- * Request logging is mounted on Express itself (see `configureApp`), ahead of Swagger's routes
- * and Nest's 404 handler, so every request is logged; nestjs-pino reuses its logger
- * (`useExisting`) for Nest's own logs and request-scoped context.
+ * Nest's own logs as JSON lines through the same pino logger (nestjs-pino). Request lines come
+ * from `requestLogger`, mounted on Express itself in `configureApp`, ahead of Swagger's routes
+ * and Nest's 404 handler, so every request is logged.
  */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
       providers: [
         {
-          provide: HTTP_LOGGER,
+          provide: ROOT_LOGGER,
           inject: [appConfig.KEY],
-          useFactory: (config: ConfigType<typeof appConfig>) => pinoHttp(httpLoggerOptions(config)),
+          useFactory: (config: ConfigType<typeof appConfig>) => createRootLogger(config),
         },
       ],
-      inject: [HTTP_LOGGER],
-      useFactory: (httpLogger: HttpLogger) => ({ pinoHttp: { logger: httpLogger.logger }, useExisting: true }),
+      inject: [ROOT_LOGGER],
+      useFactory: (logger: Logger) => ({ pinoHttp: { logger, autoLogging: false }, forRoutes: [] }),
     }),
   ],
 })

@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       database: { type: 'sqlite', path: `${process.cwd()}/data/plant-store.sqlite` },
       bodyLimit: 100 * 1024,
       logLevel: 'info',
+      workers: 1,
     });
   });
 
@@ -19,6 +20,7 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgres://u:p@db:5432/plants',
       BODY_LIMIT: '1mb',
       LOG_LEVEL: 'WARN',
+      WORKERS: '2',
     });
     expect(config).toEqual({
       port: 8080,
@@ -26,6 +28,7 @@ describe('loadConfig', () => {
       database: { type: 'postgres', url: 'postgres://u:p@db:5432/plants' },
       bodyLimit: 1024 * 1024,
       logLevel: 'warn',
+      workers: 2,
     });
   });
 
@@ -41,6 +44,8 @@ describe('loadConfig', () => {
     [{ BODY_LIMIT: 'lots' }, 'BODY_LIMIT'],
     [{ BODY_LIMIT: '0' }, 'BODY_LIMIT'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ WORKERS: '0' }, 'WORKERS'],
+    [{ WORKERS: 'many' }, 'WORKERS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable} `));

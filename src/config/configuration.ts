@@ -15,6 +15,8 @@ export interface AppConfig {
   /** The largest accepted request body, in bytes. */
   readonly bodyLimit: number;
   readonly logLevel: LogLevel;
+  /** Server processes sharing the port (node:cluster); 1 means no cluster. */
+  readonly workers: number;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -34,6 +36,7 @@ export const DEFAULTS = {
   DATABASE_URL: 'sqlite:data/plant-store.sqlite',
   BODY_LIMIT: '100kb',
   LOG_LEVEL: 'info',
+  WORKERS: '1',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -86,6 +89,13 @@ function parseBodyLimit(raw: string): number {
   return limit;
 }
 
+function parseWorkers(raw: string): number {
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 64) {
+    throw new ConfigError('WORKERS', `must be a number of processes from 1 to 64, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 function parseLogLevel(raw: string): LogLevel {
   const level = raw.toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(level)) {
@@ -102,5 +112,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     database: parseDatabaseUrl(read(env, 'DATABASE_URL')),
     bodyLimit: parseBodyLimit(read(env, 'BODY_LIMIT')),
     logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+    workers: parseWorkers(read(env, 'WORKERS')),
   };
 }
