@@ -1,18 +1,7 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
-import type { AddressInfo } from 'node:net';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
-import { AppModule } from './app.module';
-import { configureApp, NEST_APP_OPTIONS } from './app.setup';
-import { Draining } from './common/draining';
 import { type AppConfig, ConfigError, loadConfig } from './config/configuration';
-import { dataSourceOptions, openDataSource } from './database/data-source-options';
-
-/** Past this, a shutdown that is still waiting on something gives up (exit code 1). */
-const SHUTDOWN_DEADLINE_MS = 10_000;
-const SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
 function configOrExit(): AppConfig {
   try {
@@ -29,49 +18,12 @@ function primaryLog(fields: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, context: 'Cluster', ...fields })}\n`);
 }
 
-/** Serves requests: the whole app in this process, or in one cluster worker. */
-async function serve(config: AppConfig): Promise<void> {
-  const draining = new Draining();
-  const app = configureApp(await NestFactory.create<NestExpressApplication>(AppModule, NEST_APP_OPTIONS), draining);
-  const logger = app.get(Logger);
-
-  /**
-   * SIGTERM/SIGINT: refuse new requests, let those in flight finish, close the store, exit 0.
-   * (Nest's enableShutdownHooks would re-raise the signal and so exit 143.)
-   */
-  const shutdown = (signal: NodeJS.Signals): void => {
-    if (draining.active) return;
-    draining.start();
-    logger.log(`${signal}: finishing requests in flight, then closing the store`, 'Shutdown');
-    setTimeout(() => {
-      logger.error(`still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`, undefined, 'Shutdown');
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error(error, 'Shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  for (const signal of SIGNALS) process.on(signal, shutdown);
-
-  await app.listen(config.port, config.host);
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  if (cluster.isWorker) {
-    logger.log(`worker ${cluster.worker?.id} serving`, 'Bootstrap');
-  } else {
-    logger.log({ port, msg: `Plant Store listening on http://${config.host}:${port} (docs at /docs)` }, 'Bootstrap');
-  }
-}
-
 /**
- * WORKERS > 1: this process migrates the store once, then forks the workers, which share the
- * port; it restarts a worker that dies, and on SIGTERM/SIGINT waits for all to drain.
+ * WORKERS > 1: this process forks the workers, which share the port (and apply pending
+ * migrations, safely, whichever starts first); it restarts a worker that dies, and on
+ * SIGTERM/SIGINT waits for all to drain. It loads nothing of the app itself.
  */
-async function supervise(config: AppConfig): Promise<void> {
-  await (await openDataSource(dataSourceOptions(config.database))).destroy();
+function supervise(config: AppConfig): void {
   let stopping = false;
   let listening = 0;
   cluster.on('listening', (_worker, address) => {
@@ -100,8 +52,13 @@ async function supervise(config: AppConfig): Promise<void> {
 
 async function bootstrap(): Promise<void> {
   const config = configOrExit();
-  if (config.workers > 1 && cluster.isPrimary) await supervise(config);
-  else await serve(config);
+  if (config.workers > 1 && cluster.isPrimary) {
+    supervise(config);
+    return;
+  }
+  // Loaded only here, so that a cluster primary never loads the app (Nest, TypeORM, ...).
+  const { serve } = await import('./server.js');
+  await serve(config);
 }
 
 void bootstrap();

@@ -106,4 +106,27 @@ describeOnSqlite('the server process', () => {
       }
     },
   );
+
+  it('with WORKERS=2 serves from two processes, replaces a worker that dies, and drains both on SIGTERM', async () => {
+    const token = await createToken(databaseUrl, 'cluster');
+    const server = await startServer({ DATABASE_URL: databaseUrl, WORKERS: '2' });
+    const create = (id: number) =>
+      fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Connection: 'close' },
+        body: `{"id": ${id}, "name": "clustered"}`,
+      });
+    const workerPids = () => [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
+    expect(new Set(workerPids()).size).toBe(2);
+    for (let id = 2000; id < 2010; id++) expect((await create(id)).status).toBe(200);
+
+    process.kill(workerPids()[0], 'SIGKILL');
+    const deadline = Date.now() + 15_000;
+    while (new Set(workerPids()).size < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(new Set(workerPids()).size).toBe(3); // a third worker took the dead one's place
+    for (let id = 2010; id < 2020; id++) expect((await create(id)).status).toBe(200);
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
 });
