@@ -10,7 +10,8 @@
  *
  * Every target gets POST /plants with unique ids from autocannon (32 connections). Settings:
  * BENCH_DURATION (s, default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
- * WORKERS (service processes, default 1), BENCH_TARGETS (comma list, default all three).
+ * WORKERS (service processes, default 1), BENCH_TARGETS (comma list, default all three),
+ * BENCH_SERVICE_NODE_ARGS (extra `node` flags for the service, to try V8 settings).
  * Figures are printed as a table and written to bench/results/latest.json.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -35,12 +36,14 @@ interface Figures {
   p99: number;
   errors: number;
   peakRssMb: number;
+  /** RSS (MB) every 5 s of the measured run: flat means no leak. */
+  rssMbEvery5s: number[];
 }
 
 function commandFor(target: TargetName): string[] {
   switch (target) {
     case 'service':
-      return [join(ROOT, 'dist/main.js')];
+      return [...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean), join(ROOT, 'dist/main.js')];
     case 'ceiling':
       return [...TS_NODE, join(ROOT, 'bench/references/express-echo.ts')];
     case 'baseline':
@@ -131,8 +134,11 @@ async function measure(target: TargetName): Promise<Figures> {
   const { child, port } = await start(target, { DATABASE_URL: databaseUrl, WORKERS });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
+  const timeline: number[] = [];
+  let timelineSampler: NodeJS.Timeout | undefined;
   try {
     await drive(port, token, 2); // warm-up: JIT, caches, connections
+    timelineSampler = setInterval(() => timeline.push(Math.round(rssOfTree(child.pid!) / 1024 / 1024)), 5000);
     const result = await drive(port, token, DURATION);
     return {
       createsPerSecond: result['2xx'] / DURATION,
@@ -140,9 +146,11 @@ async function measure(target: TargetName): Promise<Figures> {
       p99: result.latency.p99,
       errors: result.errors + result.timeouts + result.non2xx,
       peakRssMb: Math.round(peak / 1024 / 1024),
+      rssMbEvery5s: timeline,
     };
   } finally {
     clearInterval(sampler);
+    clearInterval(timelineSampler);
     await stop(child);
     rmSync(dir, { recursive: true, force: true });
   }
@@ -164,7 +172,8 @@ async function main(): Promise<void> {
       rounds[target].push(figures);
       process.stdout.write(
         `round ${round} ${target.padEnd(8)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
-          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB\n`,
+          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB  ` +
+          `RSS every 5 s: ${figures.rssMbEvery5s.join(' ')}\n`,
       );
     }
   }
@@ -179,6 +188,7 @@ async function main(): Promise<void> {
           p99: median(list.map((f) => f.p99)),
           errors: list.reduce((sum, f) => sum + f.errors, 0),
           peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
+          rssMbEvery5s: list[list.length - 1].rssMbEvery5s,
         },
       ];
     }),

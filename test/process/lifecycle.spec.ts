@@ -117,13 +117,17 @@ describeOnSqlite('the server process', () => {
         body: `{"id": ${id}, "name": "clustered"}`,
       });
     const workerPids = () => [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
-    expect(new Set(workerPids()).size).toBe(2);
+    const waitForWorkers = async (count: number) => {
+      // Workers log through their own stdout pipes, so their lines may trail the primary's.
+      const deadline = Date.now() + 15_000;
+      while (new Set(workerPids()).size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      return new Set(workerPids()).size;
+    };
+    expect(await waitForWorkers(2)).toBe(2);
     for (let id = 2000; id < 2010; id++) expect((await create(id)).status).toBe(200);
 
     process.kill(workerPids()[0], 'SIGKILL');
-    const deadline = Date.now() + 15_000;
-    while (new Set(workerPids()).size < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(new Set(workerPids()).size).toBe(3); // a third worker took the dead one's place
+    expect(await waitForWorkers(3)).toBe(3); // a third worker took the dead one's place
     for (let id = 2010; id < 2020; id++) expect((await create(id)).status).toBe(200);
 
     server.child.kill('SIGTERM');
