@@ -1,4 +1,4 @@
-import { Module, ValidationPipe } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ConfigModule, type ConfigType } from '@nestjs/config';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -8,6 +8,7 @@ import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { ApiError } from './common/api-error';
 import { ErrorCode } from './common/error-codes';
 import { LoggingModule } from './common/logging';
+import { SyncValidationPipe } from './common/sync-validation.pipe';
 import { appConfig } from './config/app.config';
 import { dataSourceOptions, openDataSource } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
@@ -42,7 +43,7 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     {
       provide: APP_PIPE,
-      useValue: new ValidationPipe({
+      useValue: new SyncValidationPipe({
         transform: true,
         whitelist: true, // unknown properties are ignored: not stored, not echoed
         forbidNonWhitelisted: false,

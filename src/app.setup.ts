@@ -18,9 +18,10 @@ export function configureApp(app: NestExpressApplication, draining = new Drainin
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLogger(app.get<PinoLogger>(ROOT_LOGGER)));
+  const logger = app.get<PinoLogger>(ROOT_LOGGER);
+  app.use(requestLogger(logger));
   app.use(draining.middleware);
   setupOpenApi(app);
-  hardenHttpServer(app.getHttpServer());
+  hardenHttpServer(app.getHttpServer(), logger);
   return app;
 }

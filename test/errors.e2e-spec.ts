@@ -151,6 +151,7 @@ describe('failures', () => {
       const reply = await rawRequest(port, `GET /plants HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
       expect(reply).toMatch(/^HTTP\/1\.1 400 /);
       expect(replyBody(reply)).toEqual({ error: 431, message: expect.any(String) });
+      expect(reply).toMatch(/^X-Request-Id: [0-9a-f-]{36}$/im);
       covered.add(431);
     });
 
