@@ -80,7 +80,6 @@ function start(target: TargetName, env: Record<string, string>): Promise<{ child
       const match = /"port":(\d+)/.exec(seen);
       if (match) {
         clearTimeout(timer);
-        seen = '';
         // Keep draining stdout (the service logs a line per request) without keeping it.
         child.stdout.removeAllListeners('data');
         child.stdout.resume();

@@ -14,12 +14,12 @@ export class TokenNameError extends Error {}
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
+type TokenRow = Pick<ApiToken, 'name' | 'tokenHash' | 'revokedAt'>;
+
 /**
  * Issues, lists, revokes and checks API tokens. Plain class over a DataSource, so the CLI
  * uses it without booting Nest; AuthModule provides it to the guard.
  */
-type TokenRow = Pick<ApiToken, 'name' | 'tokenHash' | 'revokedAt'>;
-
 export class TokensService {
   private readonly tokens: Repository<ApiToken>;
   /** SQLite: the per-request lookup as a prepared statement, not a query built each time. */

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { type ErrorBody, ErrorCode } from './error-codes';
+import { ERROR_CODE_LOCAL } from './logging';
 
 /**
  * Once shutdown begins, the listener stops accepting, but a keep-alive connection may still
@@ -23,7 +24,7 @@ export class Draining {
       return;
     }
     const body: ErrorBody = { error: ErrorCode.ServiceUnavailable, message: 'The server is shutting down; try again' };
-    response.locals.errorCode = body.error;
+    response.locals[ERROR_CODE_LOCAL] = body.error;
     response.status(400).set({ Connection: 'close', 'Retry-After': '1' }).json(body);
   };
 }

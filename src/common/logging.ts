@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { Module } from '@nestjs/common';
 import type { ConfigType } from '@nestjs/config';
 import type { NextFunction, Request, Response } from 'express';
@@ -38,7 +38,7 @@ export function requestLogger(logger: Logger) {
     response.once('finish', () => {
       if (!logger.isLevelEnabled('info')) return;
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const error = (response as ServerResponse & { locals?: Record<string, unknown> }).locals?.[ERROR_CODE_LOCAL];
+      const error: unknown = response.locals[ERROR_CODE_LOCAL];
       const path = pathOf(request);
       logger.info(
         {

@@ -1,9 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { nativeSqlite, PreparedStatement } from '../database/sqlite-native';
+import { duplicateOutcome, type Outcome } from './create-outcome';
 import type { Plant } from './plant.entity';
-
-export type Outcome = 'created' | 'replayed' | 'conflict';
 
 interface Pending {
   row: Plant;
@@ -44,8 +43,7 @@ export class SqliteGroupCommit {
     const select = this.select.get();
     return batch.map(({ row }) => {
       if (insert.run(row.id, row.name, row.tag).changes === 1) return 'created';
-      const stored = select.get(row.id);
-      return stored !== undefined && stored.name === row.name && stored.tag === row.tag ? 'replayed' : 'conflict';
+      return duplicateOutcome(row, select.get(row.id));
     });
   }
 

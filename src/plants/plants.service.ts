@@ -5,7 +5,8 @@ import { ApiError } from '../common/api-error';
 import { ErrorCode } from '../common/error-codes';
 import type { NewPlant } from './dto/new-plant.dto';
 import type { PlantDto } from './dto/plant.dto';
-import { type Outcome, SqliteGroupCommit } from './group-commit';
+import { duplicateOutcome, type Outcome } from './create-outcome';
+import { SqliteGroupCommit } from './group-commit';
 import { Plant } from './plant.entity';
 
 /** The answer to a create: the stored plant in its contract shape, `tag` only when it has one. */
@@ -55,9 +56,6 @@ export class PlantsService {
       await queryRunner.release();
     }
     if (inserted) return 'created';
-    const stored = await this.plants.findOne({ select: { name: true, tag: true }, where: { id: row.id } });
-    // The row that blocked the insert cannot be gone: plants are never deleted.
-    if (stored === null) throw new Error(`plant ${row.id} neither inserted nor found`);
-    return stored.name === row.name && stored.tag === row.tag ? 'replayed' : 'conflict';
+    return duplicateOutcome(row, await this.plants.findOne({ select: { name: true, tag: true }, where: { id: row.id } }));
   }
 }

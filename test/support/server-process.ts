@@ -4,7 +4,7 @@ import { run } from './spawn';
 
 const ROOT = process.cwd();
 export const MAIN = join(ROOT, 'dist/main.js');
-const TOKEN_CLI = join(ROOT, 'dist/cli/token.js');
+export const TOKEN_CLI = join(ROOT, 'dist/cli/token.js');
 
 export interface ServerProcess {
   child: ChildProcessWithoutNullStreams;
