@@ -1,9 +1,11 @@
 // @ts-check
 import eslint from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/', '**/*.mjs'] },
+  { ignores: ['dist/', 'client/dist/', 'node_modules/', 'coverage/', 'bench/results/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -18,8 +20,14 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript (configs, scripts): the recommended rules, without type information.
+    files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: globals.node, parserOptions: { projectService: false, project: false } },
+  },
+  {
     // supertest bodies are `any` by design; tests assert their shape instead of typing it.
-    files: ['test/**/*.ts', 'src/**/*.spec.ts'],
+    files: ['test/**/*.ts', 'src/**/*.spec.ts', 'client/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
@@ -27,4 +35,5 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  prettier,
 );

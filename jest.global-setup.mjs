@@ -5,5 +5,7 @@ import { execFileSync } from 'node:child_process';
  * every test run compiles it first (about three seconds).
  */
 export default function globalSetup() {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+    stdio: 'inherit',
+  });
 }

@@ -192,7 +192,8 @@ async function main(): Promise<void> {
       ];
     }),
   ) as Partial<Record<TargetName, Figures>>;
-  const ratio = (a?: Figures, b?: Figures): number | null => (a && b ? Number((a.createsPerSecond / b.createsPerSecond).toFixed(2)) : null);
+  const ratio = (a?: Figures, b?: Figures): number | null =>
+    a && b ? Number((a.createsPerSecond / b.createsPerSecond).toFixed(2)) : null;
   const ratios = {
     serviceToBaseline: ratio(summary.service, summary.baseline),
     serviceToCeiling: ratio(summary.service, summary.ceiling),

@@ -10,7 +10,14 @@ if (!/^postgres(ql)?:\/\//.test(server)) {
 }
 const result = spawnSync(
   process.execPath,
-  ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--selectProjects', 'e2e', 'process', ...process.argv.slice(2)],
+  [
+    '--experimental-vm-modules',
+    'node_modules/jest/bin/jest.js',
+    '--selectProjects',
+    'e2e',
+    'process',
+    ...process.argv.slice(2),
+  ],
   { stdio: 'inherit', env: { ...process.env, TEST_DATABASE_URL: server } },
 );
 process.exit(result.status ?? 1);

@@ -44,7 +44,10 @@ export function hardenHttpServer(server: Server, logger: Logger): void {
         : { error: ErrorCode.BadRequest, message: 'Malformed HTTP request' };
     // The request never got as far as a method or path; its one log line says why instead.
     const requestId = randomUUID();
-    logger.info({ requestId, res: { status: 400 }, error: body.error, parserError: error.code }, `refused by the HTTP parser: ${error.code ?? 'unknown'}`);
+    logger.info(
+      { requestId, res: { status: 400 }, error: body.error, parserError: error.code },
+      `refused by the HTTP parser: ${error.code ?? 'unknown'}`,
+    );
     socket.end(rawErrorResponse(body, requestId));
   });
 }

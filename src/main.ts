@@ -16,7 +16,9 @@ function configOrExit(): AppConfig {
 
 /** One line of JSON on stdout, like the logger's, for the cluster primary (which has no Nest). */
 function primaryLog(fields: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, context: 'Cluster', ...fields })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, context: 'Cluster', ...fields })}\n`,
+  );
 }
 
 /**
@@ -29,7 +31,10 @@ function supervise(config: AppConfig): void {
   let listening = 0;
   cluster.on('listening', (_worker, address) => {
     if (++listening === config.workers) {
-      primaryLog({ port: address.port, msg: `Plant Store listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)` });
+      primaryLog({
+        port: address.port,
+        msg: `Plant Store listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)`,
+      });
     }
   });
   cluster.on('exit', (worker, code, signal) => {

@@ -61,7 +61,10 @@ describe('failures', () => {
     });
 
     it('answers another scheme', async () => {
-      const response = await request(t.server).post('/plants').set('Authorization', 'Basic dXNlcjpwYXNz').send({ id: 1, name: 'a' });
+      const response = await request(t.server)
+        .post('/plants')
+        .set('Authorization', 'Basic dXNlcjpwYXNz')
+        .send({ id: 1, name: 'a' });
       expectFailure(response, ErrorCode.Unauthorized);
       expect(response.headers['www-authenticate']).toBe('Bearer realm="plant-store"');
     });
@@ -99,10 +102,16 @@ describe('failures', () => {
     it('refuses a revoked token on the very next request', async () => {
       const name = `revoke-me-${Date.now()}`;
       const token = await t.tokens.create(name);
-      const ok = await request(t.server).post('/plants').set('Authorization', `Bearer ${token}`).send({ id: 402, name: 'r' });
+      const ok = await request(t.server)
+        .post('/plants')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ id: 402, name: 'r' });
       expect(ok.status).toBe(200);
       await t.tokens.revoke(name);
-      const refused = await request(t.server).post('/plants').set('Authorization', `Bearer ${token}`).send({ id: 402, name: 'r' });
+      const refused = await request(t.server)
+        .post('/plants')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ id: 402, name: 'r' });
       expectFailure(refused, ErrorCode.Unauthorized);
       expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');
     });
@@ -110,7 +119,10 @@ describe('failures', () => {
 
   it('404: answers an unknown path, with or without a token', async () => {
     expectFailure(await request(t.server).get('/nope'), ErrorCode.NotFound);
-    expectFailure(await request(t.server).post('/plants/1').set('Authorization', `Bearer ${t.token}`), ErrorCode.NotFound);
+    expectFailure(
+      await request(t.server).post('/plants/1').set('Authorization', `Bearer ${t.token}`),
+      ErrorCode.NotFound,
+    );
     expectFailure(await request(t.server).post('/'), ErrorCode.NotFound);
   });
 
@@ -195,7 +207,10 @@ describe('503', () => {
     const t = await startTestApp();
     try {
       await t.dataSource.destroy();
-      const response = await request(t.server).post('/plants').set('Authorization', `Bearer ${t.token}`).send({ id: 1, name: 'a' });
+      const response = await request(t.server)
+        .post('/plants')
+        .set('Authorization', `Bearer ${t.token}`)
+        .send({ id: 1, name: 'a' });
       expect(response.status).toBe(400);
       expect(response.body).toEqual({ error: 503, message: expect.any(String) });
     } finally {

@@ -23,7 +23,11 @@ describe('hostile input', () => {
   });
 
   const post = (body: string) =>
-    request(t.server).post('/plants').set('Authorization', `Bearer ${t.token}`).set('Content-Type', 'application/json').send(body);
+    request(t.server)
+      .post('/plants')
+      .set('Authorization', `Bearer ${t.token}`)
+      .set('Content-Type', 'application/json')
+      .send(body);
 
   it.each([
     ['arrays', (n: number) => '['.repeat(n) + ']'.repeat(n)],

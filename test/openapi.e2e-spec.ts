@@ -68,7 +68,10 @@ describe('the OpenAPI document', () => {
     const doc = (await request(t.server).get('/docs-json')).body;
     const schema = schemaValidators(doc);
     const [plant, error] = [schema('Plant'), schema('Error')];
-    const ok = await request(t.server).post('/plants').set('Authorization', `Bearer ${t.token}`).send({ id: 1, name: 'a', tag: 'b' });
+    const ok = await request(t.server)
+      .post('/plants')
+      .set('Authorization', `Bearer ${t.token}`)
+      .send({ id: 1, name: 'a', tag: 'b' });
     expect(plant(ok.body)).toBe(true);
     const bad = await request(t.server).post('/plants').send({});
     expect(error(bad.body)).toBe(true);

@@ -83,16 +83,15 @@ describe('POST /plants', () => {
       expect(rows).toHaveLength(1);
     });
 
-    it.each([
-      { name: 'Other', tag: 'tree' },
-      { name: 'Ficus', tag: 'other' },
-      { name: 'Ficus' },
-    ])('refuses a different plant under a taken id with 409 and keeps the stored one (%j)', async (different) => {
-      const response = await post({ id: 100, ...different });
-      expect(response.status).toBe(400);
-      expect(response.body).toEqual({ error: 409, message: expect.stringContaining('100') });
-      expect(await storedPlant('100')).toEqual({ id: '100', name: 'Ficus', tag: 'tree' });
-    });
+    it.each([{ name: 'Other', tag: 'tree' }, { name: 'Ficus', tag: 'other' }, { name: 'Ficus' }])(
+      'refuses a different plant under a taken id with 409 and keeps the stored one (%j)',
+      async (different) => {
+        const response = await post({ id: 100, ...different });
+        expect(response.status).toBe(400);
+        expect(response.body).toEqual({ error: 409, message: expect.stringContaining('100') });
+        expect(await storedPlant('100')).toEqual({ id: '100', name: 'Ficus', tag: 'tree' });
+      },
+    );
 
     it('lets exactly one of many concurrent creates of one id win', async () => {
       const attempts = Array.from({ length: 20 }, (_, i) => post({ id: 200, name: `racer ${i % 4}` }));

@@ -61,14 +61,33 @@ describe('properties', () => {
   const idArb = fc.oneof(
     { weight: 6, arbitrary: fc.bigInt({ min: INT64_MIN, max: INT64_MAX }) },
     { weight: 1, arbitrary: fc.constantFrom(INT64_MIN, INT64_MAX, 0n, -1n, 2n ** 53n, 2n ** 53n + 1n) },
-    { weight: 1, arbitrary: fc.oneof(fc.bigInt({ min: INT64_MAX + 1n, max: 2n ** 70n }), fc.bigInt({ min: -(2n ** 70n), max: INT64_MIN - 1n })) },
-    { weight: 1, arbitrary: fc.oneof(fc.double(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer())) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.bigInt({ min: INT64_MAX + 1n, max: 2n ** 70n }),
+        fc.bigInt({ min: -(2n ** 70n), max: INT64_MIN - 1n }),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(fc.double(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer())),
+    },
   );
   // Mostly text; sometimes any UTF-16 (lone surrogates, NUL), which the contract's stores cannot keep.
-  const textArb = fc.oneof({ weight: 6, arbitrary: fc.string({ unit: 'grapheme' }) }, { weight: 1, arbitrary: fc.string({ unit: 'binary' }) });
-  const nameArb = fc.oneof({ weight: 6, arbitrary: textArb }, { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.constant(null), fc.boolean()) });
-  const tagArb = fc.oneof({ weight: 4, arbitrary: textArb }, { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.constant(null), fc.object()) });
-  const isText = (value: unknown): boolean => typeof value === 'string' && value.isWellFormed() && !value.includes('\u0000');
+  const textArb = fc.oneof(
+    { weight: 6, arbitrary: fc.string({ unit: 'grapheme' }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary' }) },
+  );
+  const nameArb = fc.oneof(
+    { weight: 6, arbitrary: textArb },
+    { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.constant(null), fc.boolean()) },
+  );
+  const tagArb = fc.oneof(
+    { weight: 4, arbitrary: textArb },
+    { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.constant(null), fc.object()) },
+  );
+  const isText = (value: unknown): boolean =>
+    typeof value === 'string' && value.isWellFormed() && !value.includes('\u0000');
   const nearNewPlant = fc.record(
     { id: idArb, name: nameArb, tag: tagArb, extra: fc.jsonValue() },
     { requiredKeys: [] },

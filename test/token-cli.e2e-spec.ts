@@ -23,7 +23,10 @@ describe('npm run token', () => {
     const secret = created.stdout.trimEnd().split('\n').at(-1)!;
     expect(secret).toMatch(TOKEN_PATTERN);
 
-    const accepted = await request(t.server).post('/plants').set('Authorization', `Bearer ${secret}`).send({ id: 1, name: 'cli' });
+    const accepted = await request(t.server)
+      .post('/plants')
+      .set('Authorization', `Bearer ${secret}`)
+      .send({ id: 1, name: 'cli' });
     expect(accepted.status).toBe(200);
 
     const listed = await token('list');
@@ -34,7 +37,10 @@ describe('npm run token', () => {
 
     const revoked = await token('revoke', 'cli-user');
     expect(revoked.code).toBe(0);
-    const refused = await request(t.server).post('/plants').set('Authorization', `Bearer ${secret}`).send({ id: 2, name: 'cli' });
+    const refused = await request(t.server)
+      .post('/plants')
+      .set('Authorization', `Bearer ${secret}`)
+      .send({ id: 2, name: 'cli' });
     expect(refused.body).toEqual({ error: 401, message: expect.any(String) });
     expect((await token('list')).stdout).toMatch(/^cli-user\t\S+\trevoked \S+$/m);
   }, 60_000);
@@ -42,7 +48,9 @@ describe('npm run token', () => {
   it('stores only a hash of the secret', async () => {
     const created = await token('create', 'hash-check');
     const secret = created.stdout.trimEnd().split('\n').at(-1)!;
-    const rows: { token_hash: string }[] = await t.dataSource.query(`SELECT token_hash FROM api_token WHERE name = 'hash-check'`);
+    const rows: { token_hash: string }[] = await t.dataSource.query(
+      `SELECT token_hash FROM api_token WHERE name = 'hash-check'`,
+    );
     expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
     const dump = JSON.stringify(await t.dataSource.query('SELECT * FROM api_token'));
     expect(dump).not.toContain(secret.slice(4));
@@ -54,9 +62,13 @@ describe('npm run token', () => {
     [['create', 'bad name'], /token name/],
     [['revoke', 'nobody'], /no token named "nobody"/],
     [['frobnicate'], /usage/],
-  ])('refuses %j with a clear message and exit code 2', async (args, message) => {
-    const result = await token(...args);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(message);
-  }, 30_000);
+  ])(
+    'refuses %j with a clear message and exit code 2',
+    async (args, message) => {
+      const result = await token(...args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(message);
+    },
+    30_000,
+  );
 });

@@ -14,15 +14,22 @@ const path = (process.env.DATABASE_URL ?? '').replace(/^sqlite:/, '');
 const db = new Database(path, { timeout: 5000 });
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
-const findToken = db.prepare<[string], { revoked_at: string | null }>('SELECT revoked_at FROM api_token WHERE token_hash = ?');
+const findToken = db.prepare<[string], { revoked_at: string | null }>(
+  'SELECT revoked_at FROM api_token WHERE token_hash = ?',
+);
 const insert = db.prepare('INSERT INTO plant (id, name, tag) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
-const findPlant = db.prepare<[bigint], { name: string; tag: string | null }>('SELECT name, tag FROM plant WHERE id = ?');
+const findPlant = db.prepare<[bigint], { name: string; tag: string | null }>(
+  'SELECT name, tag FROM plant WHERE id = ?',
+);
 const MIN = -(2n ** 63n);
 const MAX = 2n ** 63n - 1n;
 
 function fail(response: ServerResponse, error: number, message: string): void {
   const body = JSON.stringify({ error, message });
-  response.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  response.writeHead(400, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
   response.end(body);
 }
 
@@ -50,7 +57,10 @@ function handle(request: IncomingMessage, response: ServerResponse, raw: Buffer)
     if (stored?.name !== plant.name || stored.tag !== tag) return fail(response, 409, 'Conflict');
   }
   const out = JSON.stringify(tag === null ? { name: plant.name } : { name: plant.name, tag });
-  response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(out) });
+  response.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(out),
+  });
   response.end(out);
 }
 

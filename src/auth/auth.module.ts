@@ -9,7 +9,11 @@ import { TokensService } from './tokens.service';
 @Module({
   imports: [PassportModule.register({ session: false })],
   providers: [
-    { provide: TokensService, inject: [DataSource], useFactory: (dataSource: DataSource) => new TokensService(dataSource) },
+    {
+      provide: TokensService,
+      inject: [DataSource],
+      useFactory: (dataSource: DataSource) => new TokensService(dataSource),
+    },
     BearerStrategy,
     { provide: APP_GUARD, useClass: BearerAuthGuard },
   ],

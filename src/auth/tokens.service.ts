@@ -79,7 +79,10 @@ export class TokensService {
     const hash = hashToken(token);
     const row: TokenRow | null | undefined = this.sqliteLookup
       ? this.sqliteLookup.get().get(hash)
-      : await this.tokens.findOne({ select: { name: true, tokenHash: true, revokedAt: true }, where: { tokenHash: hash } });
+      : await this.tokens.findOne({
+          select: { name: true, tokenHash: true, revokedAt: true },
+          where: { tokenHash: hash },
+        });
     if (!row || !sameHash(row.tokenHash, hash) || row.revokedAt !== null) return null;
     return row.name;
   }

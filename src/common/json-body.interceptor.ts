@@ -30,7 +30,8 @@ export class JsonBodyInterceptor implements NestInterceptor {
 
   private async readJsonObject(request: Request): Promise<Record<string, unknown>> {
     const declaredLength = request.headers['content-length'];
-    const hasBody = request.headers['transfer-encoding'] !== undefined || (declaredLength !== undefined && declaredLength !== '0');
+    const hasBody =
+      request.headers['transfer-encoding'] !== undefined || (declaredLength !== undefined && declaredLength !== '0');
     const type = request.headers['content-type'];
     if (type === undefined && !hasBody) {
       throw new ApiError(ErrorCode.BadRequest, 'Request body is required: a JSON NewPlant object');
@@ -38,7 +39,10 @@ export class JsonBodyInterceptor implements NestInterceptor {
     this.checkMediaType(type);
     const encoding = (request.headers['content-encoding'] ?? 'identity').toLowerCase();
     if (encoding !== 'identity') {
-      throw new ApiError(ErrorCode.UnsupportedMediaType, `Content-Encoding "${encoding}" is not supported; send the body uncompressed`);
+      throw new ApiError(
+        ErrorCode.UnsupportedMediaType,
+        `Content-Encoding "${encoding}" is not supported; send the body uncompressed`,
+      );
     }
 
     const raw = await getRawBody(request, { length: declaredLength, limit: this.config.bodyLimit });

@@ -54,8 +54,14 @@ describe('loadConfig', () => {
 
 describe('parseDatabaseUrl', () => {
   it('resolves a relative SQLite path against the working directory', () => {
-    expect(parseDatabaseUrl('sqlite:db/x.sqlite', '/srv/app')).toEqual({ type: 'sqlite', path: '/srv/app/db/x.sqlite' });
-    expect(parseDatabaseUrl('sqlite:/var/lib/x.sqlite', '/srv/app')).toEqual({ type: 'sqlite', path: '/var/lib/x.sqlite' });
+    expect(parseDatabaseUrl('sqlite:db/x.sqlite', '/srv/app')).toEqual({
+      type: 'sqlite',
+      path: '/srv/app/db/x.sqlite',
+    });
+    expect(parseDatabaseUrl('sqlite:/var/lib/x.sqlite', '/srv/app')).toEqual({
+      type: 'sqlite',
+      path: '/var/lib/x.sqlite',
+    });
   });
 
   it('keeps an in-memory store in memory', () => {

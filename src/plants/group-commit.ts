@@ -24,7 +24,10 @@ export class SqliteGroupCommit {
   private transaction?: { db: Database.Database; run: Database.Transaction<(batch: Pending[]) => Outcome[]> };
 
   constructor(private readonly dataSource: DataSource) {
-    this.insert = new PreparedStatement(dataSource, 'INSERT INTO "plant" ("id", "name", "tag") VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+    this.insert = new PreparedStatement(
+      dataSource,
+      'INSERT INTO "plant" ("id", "name", "tag") VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    );
     this.select = new PreparedStatement(dataSource, 'SELECT "name", "tag" FROM "plant" WHERE "id" = ?');
   }
 

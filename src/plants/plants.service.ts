@@ -56,6 +56,9 @@ export class PlantsService {
       await queryRunner.release();
     }
     if (inserted) return 'created';
-    return duplicateOutcome(row, await this.plants.findOne({ select: { name: true, tag: true }, where: { id: row.id } }));
+    return duplicateOutcome(
+      row,
+      await this.plants.findOne({ select: { name: true, tag: true }, where: { id: row.id } }),
+    );
   }
 }

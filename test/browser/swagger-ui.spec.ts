@@ -20,14 +20,23 @@ describe('Swagger UI in a real browser', () => {
   let token: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`no browser at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
     database = await freshDatabase();
     token = await createToken(database.url, 'browser');
     server = await startServer({ DATABASE_URL: database.url });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -49,7 +58,9 @@ describe('Swagger UI in a real browser', () => {
     const operation = page.locator('#operations-plants-createPlant');
     await operation.locator('.opblock-summary').click();
     await operation.locator('.try-out__btn').click();
-    await operation.locator('textarea.body-param__text').fill('{"id": 9007199254740993, "name": "Browser fern", "tag": "ui"}');
+    await operation
+      .locator('textarea.body-param__text')
+      .fill('{"id": 9007199254740993, "name": "Browser fern", "tag": "ui"}');
     await operation.locator('.execute').click();
 
     const live = operation.locator('.live-responses-table .response');
@@ -57,6 +68,9 @@ describe('Swagger UI in a real browser', () => {
     await expect(live.locator('.response-col_status').first().innerText()).resolves.toBe('200');
     const shown = await live.locator('.response-col_description pre').first().innerText();
     expect(JSON.parse(shown)).toEqual({ name: 'Browser fern', tag: 'ui' });
-    await page.screenshot({ path: `${process.env.BROWSER_SCREENSHOT ?? '/tmp/plant-store-swagger-ui.png'}`, fullPage: true });
+    await page.screenshot({
+      path: `${process.env.BROWSER_SCREENSHOT ?? '/tmp/plant-store-swagger-ui.png'}`,
+      fullPage: true,
+    });
   });
 });

@@ -80,7 +80,11 @@ describeOnSqlite('durability', () => {
     const db = new Database(dbPath, { readonly: true });
     db.defaultSafeIntegers(true);
     try {
-      const rows = db.prepare('SELECT CAST(id AS TEXT) AS id, name, tag FROM plant').all() as { id: string; name: string; tag: string | null }[];
+      const rows = db.prepare('SELECT CAST(id AS TEXT) AS id, name, tag FROM plant').all() as {
+        id: string;
+        name: string;
+        tag: string | null;
+      }[];
       const stored = new Map(rows.map((row) => [row.id, row]));
       for (const plant of acked) {
         expect(stored.get(plant.id)).toEqual({ id: plant.id, name: plant.name, tag: plant.tag ?? null });

@@ -32,7 +32,9 @@ describeOnSqlite('the server process', () => {
   ])('refuses to start with %j: one line naming %s, exit code 1', async (env, variable) => {
     const result = await run(process.execPath, [MAIN], env);
     expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Configuration error: ${variable} `))]);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^Configuration error: ${variable} `)),
+    ]);
   });
 
   it('creates the SQLite folder, answers, and logs JSON lines without the token', async () => {
@@ -49,7 +51,9 @@ describeOnSqlite('the server process', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       const lines = server.output().trim().split('\n');
       for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
-      const requestLog = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.req !== undefined);
+      const requestLog = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((entry) => entry.req !== undefined);
       expect(requestLog).toMatchObject({
         req: { method: 'POST', path: '/plants' },
         res: { status: 200 },
@@ -116,11 +120,13 @@ describeOnSqlite('the server process', () => {
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Connection: 'close' },
         body: `{"id": ${id}, "name": "clustered"}`,
       });
-    const workerPids = () => [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
+    const workerPids = () =>
+      [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
     const waitForWorkers = async (count: number) => {
       // Workers log through their own stdout pipes, so their lines may trail the primary's.
       const deadline = Date.now() + 15_000;
-      while (new Set(workerPids()).size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (new Set(workerPids()).size < count && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       return new Set(workerPids()).size;
     };
     expect(await waitForWorkers(2)).toBe(2);

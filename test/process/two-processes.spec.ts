@@ -6,7 +6,6 @@ import { createToken, startServer, stopServer, TOKEN_CLI, type ServerProcess } f
 // These tests start real server processes.
 jest.setTimeout(60_000);
 
-
 async function create(server: ServerProcess, token: string, body: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${server.url}/plants`, {
     method: 'POST',
@@ -54,7 +53,9 @@ describe(`two server processes on one store (${process.env.TEST_DATABASE_URL ? '
       // The winner's plant is the stored one: replaying it through either process is a 200.
       const winner = winners[0];
       for (const server of servers) {
-        expect((await create(server, token, `{"id": ${id}, "name": "contender ${winner.contender}"}`)).status).toBe(200);
+        expect((await create(server, token, `{"id": ${id}, "name": "contender ${winner.contender}"}`)).status).toBe(
+          200,
+        );
       }
     }
   });
@@ -65,7 +66,10 @@ describe(`two server processes on one store (${process.env.TEST_DATABASE_URL ? '
     const revoked = await run(process.execPath, [TOKEN_CLI, 'revoke', 'revoked-racer'], { DATABASE_URL: databaseUrl });
     expect(revoked.code).toBe(0);
     for (const server of servers) {
-      expect(await create(server, other, '{"id": 1, "name": "a"}')).toEqual({ status: 400, body: { error: 401, message: expect.any(String) } });
+      expect(await create(server, other, '{"id": 1, "name": "a"}')).toEqual({
+        status: 400,
+        body: { error: 401, message: expect.any(String) },
+      });
     }
   });
 });
@@ -77,7 +81,9 @@ describe('instances starting together on a fresh store', () => {
     try {
       expect(started.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     } finally {
-      await Promise.all(started.map((result) => (result.status === 'fulfilled' ? stopServer(result.value) : Promise.resolve())));
+      await Promise.all(
+        started.map((result) => (result.status === 'fulfilled' ? stopServer(result.value) : Promise.resolve())),
+      );
       await database.drop();
     }
   });

@@ -38,7 +38,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   Object.assign(process.env, { LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
   try {
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>({ ...NEST_APP_OPTIONS, logger: false }));
+    const app = configureApp(
+      moduleRef.createNestApplication<NestExpressApplication>({ ...NEST_APP_OPTIONS, logger: false }),
+    );
     await app.init();
     const tokens = app.get(TokensService);
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);

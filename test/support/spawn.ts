@@ -7,7 +7,12 @@ export interface Finished {
 }
 
 /** Runs a command to its end (bounded by `timeoutMs`) and collects what it printed. */
-export function run(command: string, args: readonly string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Finished> {
+export function run(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
