@@ -13,6 +13,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   transform,
+  setupFiles: ['<rootDir>/jest.preload.mjs'],
 };
 
 /** @type {import('jest').Config} */

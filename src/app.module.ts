@@ -1,19 +1,20 @@
-import { Module } from '@nestjs/common';
-import { ConfigModule, type ConfigType } from '@nestjs/config';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { ThrottlerModule } from '@nestjs/throttler';
 import type { ValidationError } from 'class-validator';
+import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module';
-import { AllExceptionsFilter } from './common/all-exceptions.filter';
-import { ApiError } from './common/api-error';
-import { ErrorCode } from './common/error-codes';
-import { LoggingModule } from './common/logging';
-import { SyncValidationPipe } from './common/sync-validation.pipe';
-import { appConfig } from './config/app.config';
-import { dataSourceOptions, openDataSource } from './database/data-source-options';
+import { AppConfigModule } from './config/app-config.module';
+import type { AppConfig } from './config/configuration';
+import { DatabaseModule } from './database/database.module';
+import { AllExceptionsFilter } from './errors/all-exceptions.filter';
+import { ApiError } from './errors/api-error';
+import { ErrorCode } from './errors/error-codes';
 import { HealthModule } from './health/health.module';
+import { SyncValidationPipe } from './http/sync-validation.pipe';
 import { PlantsModule } from './plants/plants.module';
 
+/** One message per bad field (the pipe stops at a field's first failed rule). */
 function flattenMessages(errors: ValidationError[]): string[] {
   return errors.flatMap((error) => [
     ...Object.values(error.constraints ?? {}),
@@ -26,33 +27,45 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
   return new ApiError(ErrorCode.BadRequest, `Invalid NewPlant: ${flattenMessages(errors).join('; ')}`);
 }
 
-@Module({
-  imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [appConfig] }),
-    LoggingModule,
-    TypeOrmModule.forRootAsync({
-      inject: [appConfig.KEY],
-      useFactory: (config: ConfigType<typeof appConfig>) => dataSourceOptions(config.database),
-      dataSourceFactory: (options) => openDataSource(options!),
-    }),
-    AuthModule,
-    PlantsModule,
-    HealthModule,
-  ],
-  providers: [
-    { provide: APP_FILTER, useClass: AllExceptionsFilter },
-    {
-      provide: APP_PIPE,
-      useValue: new SyncValidationPipe({
-        transform: true,
-        whitelist: true, // unknown properties are ignored: not stored, not echoed
-        forbidNonWhitelisted: false,
-        forbidUnknownValues: true,
-        transformOptions: { enableImplicitConversion: false }, // no coercion: "5" is not an id
-        validationError: { target: false, value: false },
-        exceptionFactory: validationExceptionFactory,
-      }),
-    },
-  ],
-})
-export class AppModule {}
+const MINUTE_MS = 60_000;
+
+/**
+ * The application, built from a validated configuration and an open store, which the caller
+ * (`createApp`, for the server and the tests alike) has made once. Everything global is
+ * registered here, so a test that compiles this module gets exactly what production gets.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, dataSource: DataSource): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        DatabaseModule.forRoot(dataSource),
+        ThrottlerModule.forRoot({
+          throttlers: [{ ttl: MINUTE_MS, limit: config.rateLimit ?? Number.MAX_SAFE_INTEGER }],
+          skipIf: () => config.rateLimit === undefined,
+        }),
+        AuthModule,
+        PlantsModule,
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        {
+          provide: APP_PIPE,
+          useValue: new SyncValidationPipe({
+            transform: true,
+            whitelist: true, // unknown properties are ignored: not stored, not echoed
+            forbidNonWhitelisted: false,
+            forbidUnknownValues: true,
+            transformOptions: { enableImplicitConversion: false }, // no coercion: "5" is not an id
+            validationError: { target: false, value: false },
+            stopAtFirstError: true,
+            exceptionFactory: validationExceptionFactory,
+          }),
+        },
+      ],
+    };
+  }
+}

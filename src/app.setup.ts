@@ -1,27 +1,57 @@
-import type { NestApplicationOptions } from '@nestjs/common';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
-import type { Logger as PinoLogger } from 'pino';
-import { Draining } from './common/draining';
-import { requestLogger, ROOT_LOGGER } from './common/logging';
-import { hardenHttpServer } from './http-server';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
+import type { Logger } from 'pino';
+import { AppModule } from './app.module';
+import type { AppConfig } from './config/configuration';
+import { openDataSource } from './database/data-source-options';
+import { Draining } from './http/draining';
+import { hardenHttpServer } from './http/http-server';
+import { httpRequestChecks } from './http/request-checks';
+import { nestLogger, requestLogger } from './logging/logging';
 import { setupOpenApi } from './openapi/openapi';
 
 /**
- * Options for `NestFactory.create` and `createNestApplication`. Nest's own JSON parser must stay
- * off: it would round ids above 2^53 before any pipe could see them (see JsonBodyInterceptor).
+ * The whole application, as the server runs it and as the e2e tests get it: the store opened
+ * and migrated first (a StoreOpenError names DATABASE_URL and the cause), then Nest on Express.
+ * Nest's own JSON parser stays off: it would round ids above 2^53 before any pipe could see
+ * them (see JsonBodyInterceptor).
  */
-export const NEST_APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true };
+export async function createApp(
+  config: AppConfig,
+  logger: Logger,
+  draining = new Draining(),
+): Promise<NestExpressApplication> {
+  const dataSource = await openDataSource(config.database, 'server');
+  // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
+  const instance = express().set('case sensitive routing', true).set('strict routing', true);
+  try {
+    const app = await NestFactory.create<NestExpressApplication>(
+      AppModule.forRoot(config, dataSource),
+      new ExpressAdapter(instance),
+      {
+        bodyParser: false,
+        logger: nestLogger(logger),
+        abortOnError: false,
+      },
+    );
+    return configureApp(app, logger, draining);
+  } catch (error) {
+    await dataSource.destroy().catch(() => undefined);
+    throw error;
+  }
+}
 
-/** Everything about the app that is not a module: shared by `main.ts` and the e2e tests. */
-export function configureApp(app: NestExpressApplication, draining = new Draining()): NestExpressApplication {
-  app.useLogger(app.get(Logger));
+/** Everything about the app that is not a module. */
+function configureApp(app: NestExpressApplication, logger: Logger, draining: Draining): NestExpressApplication {
   app.disable('x-powered-by');
   app.set('etag', false);
-  const logger = app.get<PinoLogger>(ROOT_LOGGER);
   app.use(requestLogger(logger));
+  app.use(httpRequestChecks);
   app.use(draining.middleware);
   setupOpenApi(app);
-  hardenHttpServer(app.getHttpServer(), logger);
+  const server = app.getHttpServer();
+  hardenHttpServer(server, logger);
+  draining.track(server);
   return app;
 }

@@ -1,54 +1,70 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import { setFlagsFromString } from 'node:v8';
-import { type AppConfig, ConfigError, loadConfig } from './config/configuration';
+import type { Logger } from 'pino';
+import {
+  type AppConfig,
+  ConfigError,
+  DEFAULTS,
+  type LogLevel,
+  loadConfig,
+  readEnvironment,
+} from './config/configuration';
+import { createRootLogger } from './logging/logging';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
+/** The configuration, from the environment over `.env`, or one JSON line naming the bad variable and exit 1. */
 function configOrExit(): AppConfig {
   try {
-    return loadConfig(process.env);
+    return loadConfig(readEnvironment());
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`Configuration error: ${error.message}\n`);
+    createRootLogger(DEFAULTS.LOG_LEVEL as LogLevel).fatal(`Configuration error: ${error.message}`);
     process.exit(1);
   }
 }
 
-/** One line of JSON on stdout, like the logger's, for the cluster primary (which has no Nest). */
-function primaryLog(fields: Record<string, unknown>): void {
-  process.stdout.write(
-    `${JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, context: 'Cluster', ...fields })}\n`,
-  );
-}
-
 /**
  * WORKERS > 1: this process forks the workers, which share the port (and apply pending
- * migrations, safely, whichever starts first); it restarts a worker that dies, and on
+ * migrations, safely, whichever starts first); it restarts a worker that dies while serving,
+ * stops everything if one cannot start (a port in use would otherwise be a crash loop), and on
  * SIGTERM/SIGINT waits for all to drain. It loads nothing of the app itself.
  */
-function supervise(config: AppConfig): void {
+function supervise(config: AppConfig, logger: Logger): void {
+  const log = logger.child({ context: 'Cluster' });
   let stopping = false;
-  let listening = 0;
-  cluster.on('listening', (_worker, address) => {
-    if (++listening === config.workers) {
-      primaryLog({
-        port: address.port,
-        msg: `Plant Store listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)`,
-      });
+  let exitCode = 0;
+  const serving = new Set<number>();
+  cluster.on('listening', (worker, address) => {
+    serving.add(worker.id);
+    if (serving.size === config.workers) {
+      log.info(
+        { port: address.port },
+        `Plant Store listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)`,
+      );
     }
   });
   cluster.on('exit', (worker, code, signal) => {
+    if (!stopping && !serving.has(worker.id)) {
+      // It said why in its own last line; starting another would only fail the same way.
+      stopping = true;
+      exitCode = 1;
+      log.fatal(`worker ${worker.id} could not start (exit ${signal ?? code}); stopping`);
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+    }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       return;
     }
-    primaryLog({ level: 50, msg: `worker ${worker.id} exited (${signal ?? code}); starting another` });
+    serving.delete(worker.id);
+    log.error(`worker ${worker.id} exited (${signal ?? code}); starting another`);
     cluster.fork();
   });
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    primaryLog({ msg: `${signal}: draining ${config.workers} workers` });
+    log.info(`${signal}: draining ${config.workers} workers`);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
     setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS + 1_000).unref();
   };
@@ -58,8 +74,9 @@ function supervise(config: AppConfig): void {
 
 async function bootstrap(): Promise<void> {
   const config = configOrExit();
+  const logger = createRootLogger(config.logLevel);
   if (config.workers > 1 && cluster.isPrimary) {
-    supervise(config);
+    supervise(config, logger);
     return;
   }
   // Under load most garbage is promoted a request at a time and V8 lets the old space grow to
@@ -69,7 +86,7 @@ async function bootstrap(): Promise<void> {
   setFlagsFromString('--heap-growing-percent=100');
   // Loaded only here, so that a cluster primary never loads the app (Nest, TypeORM, ...).
   const { serve } = await import('./server.js');
-  await serve(config);
+  await serve(config, logger);
 }
 
 void bootstrap();

@@ -1,47 +1,103 @@
 import cluster from 'node:cluster';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
-import { AppModule } from './app.module';
-import { configureApp, NEST_APP_OPTIONS } from './app.setup';
-import { Draining } from './common/draining';
+import type { Logger } from 'pino';
+import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
+import { StoreOpenError } from './database/data-source-options';
+import { Draining } from './http/draining';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
-/** Serves requests: the whole app in this process, or in one cluster worker. */
-export async function serve(config: AppConfig): Promise<void> {
+/** A start-up failure the operator can act on, said in one line naming the setting. */
+export function listenFailure(error: NodeJS.ErrnoException, config: Pick<AppConfig, 'port' | 'host'>): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `PORT ${config.port} is already in use on ${config.host} (EADDRINUSE); stop the other server or choose another PORT`;
+    case 'EACCES':
+      return `PORT ${config.port} needs privileges this process does not have (EACCES); choose a PORT above 1023`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `HOST "${config.host}" cannot be resolved (${error.code}); use an address such as 0.0.0.0, 127.0.0.1 or ::`;
+    case 'EADDRNOTAVAIL':
+      return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL)`;
+    default:
+      return `cannot listen on HOST ${config.host}, PORT ${config.port}: ${error.message}`;
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot. */
+export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   const draining = new Draining();
-  const app = configureApp(await NestFactory.create<NestExpressApplication>(AppModule, NEST_APP_OPTIONS), draining);
-  const logger = app.get(Logger);
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp(config, logger, draining);
+    await app.init();
+  } catch (error) {
+    if (error instanceof StoreOpenError) logger.fatal(error.message);
+    else logger.fatal({ err: error }, 'start-up failed');
+    process.exit(1);
+  }
+  const server = app.getHttpServer();
 
   /**
-   * SIGTERM/SIGINT: refuse new requests, let those in flight finish, close the store, exit 0.
-   * (Nest's enableShutdownHooks would re-raise the signal and so exit 143.)
+   * SIGTERM/SIGINT: stop accepting, close idle connections, let the requests in flight finish,
+   * then close the store and exit 0. (Nest's enableShutdownHooks would re-raise the signal and
+   * so exit 143; and Nest's own close would close the store before the last answers.)
    */
   const shutdown = (signal: NodeJS.Signals): void => {
     if (draining.active) return;
-    draining.start();
-    logger.log(`${signal}: finishing requests in flight, then closing the store`, 'Shutdown');
+    const began = Date.now();
+    logger.info({ context: 'Shutdown' }, `${signal}: finishing requests in flight, then closing the store`);
     setTimeout(() => {
-      logger.error(`still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`, undefined, 'Shutdown');
+      logger.error({ context: 'Shutdown' }, `still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error(error, 'Shutdown');
-        process.exit(1);
-      },
-    );
+    const closed = closeServer(server);
+    draining.start();
+    closed
+      .then(() => app.close())
+      .then(
+        () => {
+          const drainMs = Date.now() - began;
+          logger.info({ context: 'Shutdown', drainMs }, `stopped: drained and closed the store in ${drainMs} ms`);
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ context: 'Shutdown', err: error }, 'could not close cleanly');
+          process.exit(1);
+        },
+      );
   };
   for (const signal of SIGNALS) process.on(signal, shutdown);
 
-  await app.listen(config.port, config.host);
-  const { port } = app.getHttpServer().address() as AddressInfo;
+  let address: AddressInfo;
+  try {
+    address = await listen(server, config.port, config.host);
+  } catch (error) {
+    logger.fatal(listenFailure(error as NodeJS.ErrnoException, config));
+    await app.close().catch(() => undefined);
+    process.exit(1);
+  }
   if (cluster.isWorker) {
-    logger.log(`worker ${cluster.worker?.id} serving`, 'Bootstrap');
+    logger.info({ context: 'Bootstrap', port: address.port }, `worker ${cluster.worker?.id} serving`);
   } else {
-    logger.log({ port, msg: `Plant Store listening on http://${config.host}:${port} (docs at /docs)` }, 'Bootstrap');
+    logger.info(
+      { context: 'Bootstrap', port: address.port },
+      `Plant Store listening on http://${config.host}:${address.port} (docs at /docs)`,
+    );
   }
 }

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
-import { dataSourceOptions, openDataSource } from '../src/database/data-source-options';
+import { openDataSource } from '../src/database/data-source-options';
 import { freshDatabase, type TestDatabase } from './support/databases';
 
 describe('migrations', () => {
@@ -8,7 +8,7 @@ describe('migrations', () => {
   let dataSource: DataSource;
   beforeAll(async () => {
     database = await freshDatabase();
-    dataSource = await openDataSource(dataSourceOptions(parseDatabaseUrl(database.url)));
+    dataSource = await openDataSource(parseDatabaseUrl(database.url));
   });
   afterAll(async () => {
     await dataSource.destroy();

@@ -2,8 +2,8 @@ import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
-import { ApiError } from '../common/api-error';
-import { ErrorCode } from '../common/error-codes';
+import { ApiError } from '../errors/api-error';
+import { ErrorCode } from '../errors/error-codes';
 import type { AuthenticatedClient } from './bearer.strategy';
 import { IS_PUBLIC_KEY } from './public.decorator';
 
@@ -36,11 +36,13 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     if (err !== null && err !== undefined) throw new Error('token check failed', { cause: err });
     if (user !== false && user !== null && user !== undefined) return user;
 
-    const header = context.switchToHttp().getRequest<Request>().headers.authorization;
-    const sentBearer = header !== undefined && /^bearer\s+\S/i.test(header.trimStart());
+    const header = context.switchToHttp().getRequest<Request>().headers.authorization?.trim() ?? '';
+    const sentBearer = /^bearer\s+\S/i.test(header);
     let message: string;
-    if (header === undefined || header.trim() === '') {
+    if (header === '') {
       message = 'Missing credentials: send Authorization: Bearer <token>';
+    } else if (/^bearer$/i.test(header)) {
+      message = 'Missing token: the Authorization header says Bearer but carries no token';
     } else if (!sentBearer) {
       message = 'Unsupported authorization scheme: use Authorization: Bearer <token>';
     } else {

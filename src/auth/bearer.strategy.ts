@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
-import { TokensService } from './tokens.service';
+import { hashToken, TOKEN_PATTERN } from './token-secret';
+import { TOKEN_STORE, type TokenStore } from './token-store';
 
 export interface AuthenticatedClient {
   tokenName: string;
@@ -15,13 +16,18 @@ export interface AuthenticatedClient {
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  constructor(private readonly tokens: TokensService) {
+  constructor(@Inject(TOKEN_STORE) private readonly tokens: TokenStore) {
     super();
   }
 
+  /**
+   * The active token with this secret, looked up by its hash on every request, so a revocation
+   * by any process on the same store counts from the next request on.
+   */
   async validate(token: string): Promise<AuthenticatedClient | false> {
-    const tokenName = await this.tokens.verify(token);
-    return tokenName === null ? false : { tokenName };
+    if (!TOKEN_PATTERN.test(token)) return false;
+    const record = await this.tokens.findByHash(hashToken(token));
+    return record === undefined || record.revokedAt !== null ? false : { tokenName: record.name };
   }
 
   override authenticate(req: Request, options?: object): void {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'pst_';
 /** `pst_` + 43 base64url characters: 32 random bytes. */
@@ -8,14 +8,11 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** What the store keeps instead of the token: lower-case hex SHA-256. */
+/**
+ * What the store keeps instead of the token: lower-case hex SHA-256. A request's token is found
+ * by looking its hash up (an index probe), never by comparing secrets, so how long a refusal
+ * takes depends on the hash, which an attacker cannot steer towards a stored one.
+ */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-/** Constant-time equality of two hex digests of equal length. */
-export function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
 }

@@ -1,7 +1,6 @@
-import { type DataSource, IsNull, type Repository } from 'typeorm';
-import { PreparedStatement } from '../database/sqlite-native';
+import type { DataSource, Repository } from 'typeorm';
 import { ApiToken } from './api-token.entity';
-import { generateToken, hashToken, sameHash, TOKEN_PATTERN } from './token-secret';
+import { generateToken, hashToken } from './token-secret';
 
 export interface TokenSummary {
   name: string;
@@ -10,40 +9,32 @@ export interface TokenSummary {
   revokedAt: string | null;
 }
 
+export type RevokeResult = { outcome: 'revoked'; at: string } | { outcome: 'already-revoked'; at: string };
+
+/** A bad token name or a name in use; the message is the operator's one line. */
 export class TokenNameError extends Error {}
 
+/** Token names: what `npm run token -- create` accepts (and the README's Tokens section says). */
+export const TOKEN_NAME_RULE =
+  '1 to 100 characters of letters, digits, ".", "_", "@" or "-", starting with a letter or digit';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
-type TokenRow = Pick<ApiToken, 'name' | 'tokenHash' | 'revokedAt'>;
-
 /**
- * Issues, lists, revokes and checks API tokens. Plain class over a DataSource, so the CLI
- * uses it without booting Nest; AuthModule provides it to the guard.
+ * The operator's token commands: issue, list, revoke. A plain class over a DataSource, so the
+ * command line uses it without booting Nest. (Requests are checked by the TokenStore.)
  */
 export class TokensService {
   private readonly tokens: Repository<ApiToken>;
-  /** SQLite: the per-request lookup as a prepared statement, not a query built each time. */
-  private readonly sqliteLookup?: PreparedStatement<[string], TokenRow>;
 
   constructor(dataSource: DataSource) {
     this.tokens = dataSource.getRepository(ApiToken);
-    if (dataSource.options.type === 'better-sqlite3') {
-      this.sqliteLookup = new PreparedStatement(
-        dataSource,
-        'SELECT "name", "token_hash" AS "tokenHash", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" = ?',
-      );
-    }
   }
 
   /** Returns the secret; it is shown once and never stored. */
   async create(name: string, now = new Date()): Promise<string> {
-    if (!NAME_PATTERN.test(name)) {
-      throw new TokenNameError(
-        'token name must be 1-100 characters of letters, digits, ".", "_", "@" or "-", starting with a letter or digit',
-      );
-    }
+    if (!NAME_PATTERN.test(name)) throw new TokenNameError(`token names are ${TOKEN_NAME_RULE}`);
     if (await this.tokens.existsBy({ name })) {
-      throw new TokenNameError(`a token named "${name}" already exists (names are never reused)`);
+      throw new TokenNameError(`a token named "${name}" already exists, and names are never reused: pick another name`);
     }
     const token = generateToken();
     await this.tokens.insert({ name, tokenHash: hashToken(token), createdAt: now.toISOString(), revokedAt: null });
@@ -60,30 +51,13 @@ export class TokensService {
     }));
   }
 
-  /** Returns false when no token has that name. Revoking twice keeps the first time. */
-  async revoke(name: string, now = new Date()): Promise<boolean> {
+  /** Undefined when no token has that name. Revoking twice keeps the first time. */
+  async revoke(name: string, now = new Date()): Promise<RevokeResult | undefined> {
     const token = await this.tokens.findOneBy({ name });
-    if (token === null) return false;
-    if (token.revokedAt === null) {
-      await this.tokens.update({ name, revokedAt: IsNull() }, { revokedAt: now.toISOString() });
-    }
-    return true;
-  }
-
-  /**
-   * The name of the active token with this secret, or null. Looked up by hash on every request,
-   * so a revocation by any process on the same store counts from the next request on.
-   */
-  async verify(token: string): Promise<string | null> {
-    if (!TOKEN_PATTERN.test(token)) return null;
-    const hash = hashToken(token);
-    const row: TokenRow | null | undefined = this.sqliteLookup
-      ? this.sqliteLookup.get().get(hash)
-      : await this.tokens.findOne({
-          select: { name: true, tokenHash: true, revokedAt: true },
-          where: { tokenHash: hash },
-        });
-    if (!row || !sameHash(row.tokenHash, hash) || row.revokedAt !== null) return null;
-    return row.name;
+    if (token === null) return undefined;
+    if (token.revokedAt !== null) return { outcome: 'already-revoked', at: token.revokedAt };
+    const at = now.toISOString();
+    await this.tokens.update({ name }, { revokedAt: at });
+    return { outcome: 'revoked', at };
   }
 }

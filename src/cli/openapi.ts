@@ -4,15 +4,14 @@
  * openapi/plant-store.openapi.json, which a test compares with the served document.
  */
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from '../app.module';
-import { NEST_APP_OPTIONS } from '../app.setup';
+import { createApp } from '../app.setup';
+import { loadConfig } from '../config/configuration';
+import { createRootLogger } from '../logging/logging';
 import { createOpenApiDocument } from '../openapi/openapi';
 
 async function main(): Promise<void> {
-  process.env.DATABASE_URL = 'sqlite::memory:';
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { ...NEST_APP_OPTIONS, logger: false });
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' });
+  const app = await createApp(config, createRootLogger('silent'));
   await app.init();
   process.stdout.write(`${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`);
   await app.close();

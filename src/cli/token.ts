@@ -1,37 +1,55 @@
 /**
- * Operator commands for API tokens, on the same store as the server (DATABASE_URL):
- *   npm run token -- create <name>   prints the new token alone on the last line
- *   npm run token -- list            name, creation time and state; never a secret
- *   npm run token -- revoke <name>   refused from the next request on
+ * Operator commands for API tokens, on the same store as the server (DATABASE_URL).
  * It runs pending migrations first, so it works on a fresh store and while the server runs.
  */
 import 'reflect-metadata';
-import { TokenNameError, TokensService } from '../auth/tokens.service';
-import { ConfigError, loadConfig } from '../config/configuration';
-import { dataSourceOptions, openDataSource } from '../database/data-source-options';
+import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
+import { openDataSource } from '../database/data-source-options';
+import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 
-const USAGE = 'usage: npm run token -- create <name> | list | revoke <name>';
+const USAGE = `usage: npm run token -- <command>
 
-class UsageError extends Error {}
+  create <name>   create a token and print it alone on the last line (shown once)
+  list            name, creation time and state of every token; never a secret
+  revoke <name>   revoke it; the next request with it is refused
 
-async function run(args: readonly string[], out: (line: string) => void): Promise<void> {
+Names are ${TOKEN_NAME_RULE}, and are never reused.
+The store is the server's: DATABASE_URL, from the environment or .env.`;
+
+async function main(args: readonly string[]): Promise<void> {
   const [command, name, ...rest] = args;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    if (command === undefined) throw new UsageError(USAGE);
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const needsName = command === 'create' || command === 'revoke';
-  if (command === undefined || !['create', 'list', 'revoke'].includes(command)) throw new UsageError(USAGE);
+  if (!['create', 'list', 'revoke'].includes(command)) throw new UsageError(`unknown command "${command}"\n${USAGE}`);
   if ((needsName && (name === undefined || rest.length > 0)) || (!needsName && name !== undefined)) {
     throw new UsageError(USAGE);
   }
 
-  const dataSource = await openDataSource(dataSourceOptions(loadConfig(process.env).database));
+  const dataSource = await openDataSource(commandConfig().database);
+  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
     const tokens = new TokensService(dataSource);
     if (command === 'create') {
-      const token = await tokens.create(name);
+      let token: string;
+      try {
+        token = await tokens.create(name);
+      } catch (error) {
+        throw error instanceof TokenNameError ? new OperatorError(error.message) : error;
+      }
       out(`Created token "${name}". Store it now: it is shown only once.`);
       out(token);
     } else if (command === 'revoke') {
-      if (!(await tokens.revoke(name))) throw new UsageError(`no token named "${name}"`);
-      out(`Revoked token "${name}".`);
+      const result = await tokens.revoke(name);
+      if (result === undefined) throw new OperatorError(`no token named "${name}"`);
+      out(
+        result.outcome === 'revoked'
+          ? `Revoked token "${name}".`
+          : `Token "${name}" was already revoked, at ${result.at}; nothing changed.`,
+      );
     } else {
       const rows = await tokens.list();
       if (rows.length === 0) out('No tokens yet. Create one with: npm run token -- create <name>');
@@ -45,11 +63,4 @@ async function run(args: readonly string[], out: (line: string) => void): Promis
   }
 }
 
-run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(
-  () => process.exit(0),
-  (error: unknown) => {
-    const known = error instanceof UsageError || error instanceof TokenNameError || error instanceof ConfigError;
-    process.stderr.write(`token: ${known ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(known ? 2 : 1);
-  },
-);
+runCommand('token', () => main(process.argv.slice(2)));

@@ -1,4 +1,6 @@
-import { isAbsolute, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import bytes from 'bytes';
 
 /** Where plants and tokens live, as chosen by `DATABASE_URL`. */
@@ -17,6 +19,8 @@ export interface AppConfig {
   readonly logLevel: LogLevel;
   /** Server processes sharing the port (node:cluster); 1 means no cluster. */
   readonly workers: number;
+  /** Requests per minute per token; undefined means no limit. */
+  readonly rateLimit: number | undefined;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -37,11 +41,12 @@ export const DEFAULTS = {
   BODY_LIMIT: '100kb',
   LOG_LEVEL: 'info',
   WORKERS: '1',
+  RATE_LIMIT: '',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-type Env = Readonly<Record<string, string | undefined>>;
+export type Env = Readonly<Record<string, string | undefined>>;
 
 /** An unset or empty variable takes its default: `PORT= npm start` means "the default port". */
 function read(env: Env, name: keyof typeof DEFAULTS): string {
@@ -104,6 +109,30 @@ function parseLogLevel(raw: string): LogLevel {
   return level;
 }
 
+function parseRateLimit(raw: string): number | undefined {
+  if (raw === '') return undefined;
+  if (!/^\d{1,7}$/.test(raw) || Number(raw) < 1) {
+    throw new ConfigError('RATE_LIMIT', `must be a number of requests per minute from 1 to 9999999, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/**
+ * The environment the service reads: the real environment over a `.env` file in the working
+ * directory, if there is one (the dotenv format; real variables win, as with @nestjs/config).
+ * Read once at start; nothing writes to `process.env`.
+ */
+export function readEnvironment(cwd = process.cwd(), env: Env = process.env): Env {
+  let text: string;
+  try {
+    text = readFileSync(join(cwd, '.env'), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return env;
+    throw new ConfigError('.env', `cannot be read: ${(error as Error).message}`);
+  }
+  return { ...parseEnv(text), ...env };
+}
+
 /** Reads and checks every setting at once; throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
   return {
@@ -113,5 +142,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     bodyLimit: parseBodyLimit(read(env, 'BODY_LIMIT')),
     logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
     workers: parseWorkers(read(env, 'WORKERS')),
+    rateLimit: parseRateLimit(read(env, 'RATE_LIMIT')),
   };
 }

@@ -1,3 +1,5 @@
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { ApiToken } from '../auth/api-token.entity';
@@ -5,12 +7,18 @@ import type { DatabaseConfig } from '../config/configuration';
 import { Plant } from '../plants/plant.entity';
 import { runMigrationsSafely } from './migrate';
 import { CreatePlantStore1795305600000 } from './migrations/1795305600000-CreatePlantStore';
+import { POSTGRES_LOCK_TIMEOUT_MS, POSTGRES_POOL_WAIT_MS, POSTGRES_STATEMENT_TIMEOUT_MS } from './postgres';
 
 export const ENTITIES = [Plant, ApiToken];
 export const MIGRATIONS = [CreatePlantStore1795305600000];
 
-/** How long a writer waits for another process's lock on the SQLite file before giving up. */
-export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/**
+ * Who opens the store. The server waits for another process's SQLite lock asynchronously, so its
+ * connection's own (blocking) busy timeout is 0; the operator commands may simply block a while.
+ */
+export type StoreClient = 'server' | 'command';
+
+const COMMAND_SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Durability: WAL with synchronous=FULL fsyncs the log on every commit, so a create that was
@@ -24,11 +32,33 @@ function prepareSqlite(db: Database.Database): void {
 }
 
 /**
- * The one description of the store, shared by the Nest app, the token CLI and the TypeORM CLI.
- * Schema changes happen only through the migrations, which run on start (`openDataSource`);
- * never `synchronize`.
+ * The store holds every token hash and plant, so its files are the owner's alone: the folder is
+ * made 0700 and the file 0600 before SQLite opens it (SQLite gives the -wal and -shm files the
+ * database file's mode).
  */
-export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+function createPrivateFile(path: string): void {
+  if (path === ':memory:') return;
+  makeDirectory(dirname(path));
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+/**
+ * `mkdir -p`, one level at a time. Node's own `mkdirSync(…, { recursive: true })` never returns
+ * under a path such as /proc, where mkdir keeps failing with ENOENT: it retries forever.
+ */
+function makeDirectory(path: string): void {
+  if (existsSync(path)) return;
+  const parent = dirname(path);
+  if (parent !== path) makeDirectory(parent);
+  mkdirSync(path, { mode: 0o700 });
+}
+
+/**
+ * The one description of the store, shared by the Nest app, the operator commands and the
+ * TypeORM CLI. Schema changes happen only through the migrations, which run on start
+ * (`openDataSource`); never `synchronize`.
+ */
+export function dataSourceOptions(database: DatabaseConfig, client: StoreClient = 'command'): DataSourceOptions {
   const common = {
     entities: ENTITIES,
     migrations: MIGRATIONS,
@@ -39,25 +69,66 @@ export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
     logging: false,
   } as const;
   if (database.type === 'postgres') {
-    return { ...common, type: 'postgres', url: database.url, poolSize: 10, connectTimeoutMS: 5000 };
+    return {
+      ...common,
+      type: 'postgres',
+      url: database.url,
+      poolSize: 10,
+      connectTimeoutMS: POSTGRES_POOL_WAIT_MS,
+      // Sent as connection parameters: every statement and lock wait on these connections is
+      // bounded by the server itself, so a hung statement is cancelled, never committed late.
+      extra: {
+        statement_timeout: POSTGRES_STATEMENT_TIMEOUT_MS,
+        lock_timeout: POSTGRES_LOCK_TIMEOUT_MS,
+        idle_in_transaction_session_timeout: POSTGRES_STATEMENT_TIMEOUT_MS * 2,
+        application_name: 'plant-store',
+      },
+    };
   }
   return {
     ...common,
     type: 'better-sqlite3',
     database: database.path,
-    timeout: SQLITE_BUSY_TIMEOUT_MS,
+    timeout: client === 'server' ? 0 : COMMAND_SQLITE_BUSY_TIMEOUT_MS,
     prepareDatabase: prepareSqlite,
   };
 }
 
-/** Connects and applies pending migrations: what the server and the token CLI do first. */
-export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
-  const dataSource = await new DataSource(options).initialize();
-  try {
-    await runMigrationsSafely(dataSource);
-  } catch (error) {
-    await dataSource.destroy();
-    throw error;
+/** The store named by DATABASE_URL could not be opened; the message is the operator's one line. */
+export class StoreOpenError extends Error {
+  constructor(database: DatabaseConfig, cause: unknown) {
+    const where = database.type === 'sqlite' ? `SQLite file ${database.path}` : `PostgreSQL at ${redact(database.url)}`;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`DATABASE_URL: cannot open the ${where}: ${reason}`, { cause });
+    this.name = 'StoreOpenError';
   }
-  return dataSource;
+}
+
+/** A URL fit for a log line: no password. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the configured URL';
+  }
+}
+
+/**
+ * Connects and applies pending migrations: what the server and the operator commands do first.
+ * Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
+ * StoreOpenError that names DATABASE_URL and the cause.
+ */
+export async function openDataSource(database: DatabaseConfig, client: StoreClient = 'command'): Promise<DataSource> {
+  let dataSource: DataSource | undefined;
+  try {
+    if (database.type === 'sqlite') createPrivateFile(database.path);
+    dataSource = await new DataSource(dataSourceOptions(database, client)).initialize();
+    await runMigrationsSafely(dataSource);
+    return dataSource;
+  } catch (error) {
+    if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);
+    throw new StoreOpenError(database, error);
+  }
 }

@@ -1,9 +1,20 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ERROR_CODES } from '../common/error-codes';
+import helmet from 'helmet';
+import { DEFAULTS } from '../config/configuration';
+import { ErrorCode, ERROR_CODES } from '../errors/error-codes';
+import { writeError } from '../errors/error-response';
 import { PlantDto } from '../plants/dto/plant.dto';
 
 export const DOCS_PATH = 'docs';
+
+/**
+ * What is served under /docs: Swagger UI's page and the files it loads, nothing else of its
+ * package (no source maps, no package.json, no README).
+ */
+const DOCS_FILES =
+  /^\/(?:index\.html|swagger-ui(?:-bundle|-standalone-preset|-init)?\.(?:js|css)|favicon-(?:16x16|32x32)\.png)?$/;
 
 /**
  * `NewPlant` is `Plant` plus a required int64 `id`, as an `allOf`, exactly as the interface
@@ -11,6 +22,9 @@ export const DOCS_PATH = 'docs';
  * out; the class-validator rules in `NewPlant` enforce the same shape.
  */
 const NEW_PLANT_SCHEMA = {
+  type: 'object',
+  title: 'NewPlant',
+  description: 'A plant to create: every field of Plant, plus its id.',
   allOf: [
     { $ref: getSchemaPath('Plant') },
     {
@@ -50,6 +64,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription('A plant store: one operation creates a plant. Every operation needs a bearer token.')
     .setVersion('1.0.0')
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
+    .setContact('Plant Store maintainers', '', '')
+    .addServer(`http://localhost:${DEFAULTS.PORT}`, 'A local Plant Store on its default port')
     .addTag('plants', 'The plants in the store')
     // addBearerAuth() would add `bearerFormat: JWT`; our tokens are opaque, so the plain scheme.
     .addSecurity('bearerAuth', {
@@ -59,9 +75,9 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     })
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [PlantDto] });
-  // Empty placeholders from DocumentBuilder's base document say nothing; leave them out.
-  delete document.info.contact;
-  if (document.servers?.length === 0) delete document.servers;
+  // DocumentBuilder writes empty strings for what the contact does not have; leave them out.
+  if (document.info.contact?.url === '') delete document.info.contact.url;
+  if (document.info.contact?.email === '') delete document.info.contact.email;
   const createPlant = document.paths['/plants']?.post;
   if (createPlant?.parameters?.length === 0) delete createPlant.parameters;
   document.components ??= {};
@@ -73,13 +89,34 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   return document;
 }
 
+/**
+ * Swagger UI at /docs, the document at /docs-json and /docs-yaml. The pages get the usual
+ * security headers (helmet: a strict Content-Security-Policy, no framing, no sniffing, no
+ * referrer); the token typed into *Authorize* stays in the page's memory, never in the
+ * browser's storage.
+ */
 export function setupOpenApi(app: INestApplication): OpenAPIObject {
   const document = createOpenApiDocument(app);
+  const headers = helmet({
+    contentSecurityPolicy: {
+      directives: { 'img-src': ["'self'", 'data:'], 'connect-src': ["'self'"], 'upgrade-insecure-requests': null },
+    },
+    crossOriginEmbedderPolicy: false,
+    hsts: false,
+  });
+  app.use(`/${DOCS_PATH}`, (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => {
+    // Mounted on /docs, so the URL here is what follows it: "/" or "/swagger-ui.css".
+    if (!DOCS_FILES.test((request.url ?? '/').split('?')[0])) {
+      writeError(request, response, { error: ErrorCode.NotFound, message: 'Not found: the only path is POST /plants' });
+      return;
+    }
+    headers(request, response, next);
+  });
   SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: `${DOCS_PATH}-json`,
     yamlDocumentUrl: `${DOCS_PATH}-yaml`,
     customSiteTitle: 'Plant Store API',
-    swaggerOptions: { persistAuthorization: true },
+    swaggerOptions: { persistAuthorization: false },
   });
   return document;
 }

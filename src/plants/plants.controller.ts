@@ -1,4 +1,4 @@
-import { All, Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
+import { All, Body, Controller, HttpCode, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -10,9 +10,10 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { Public } from '../auth/public.decorator';
-import { ApiError } from '../common/api-error';
-import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../common/error-codes';
-import { JsonBodyInterceptor } from '../common/json-body.interceptor';
+import { TokenThrottlerGuard } from '../auth/token-throttler.guard';
+import { ApiError } from '../errors/api-error';
+import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
+import { JsonBodyInterceptor } from '../http/json-body.interceptor';
 import { NewPlant } from './dto/new-plant.dto';
 import { PlantDto } from './dto/plant.dto';
 import { PlantsService } from './plants.service';
@@ -26,6 +27,7 @@ export class PlantsController {
 
   @Post()
   @HttpCode(200)
+  @UseGuards(TokenThrottlerGuard)
   @UseInterceptors(JsonBodyInterceptor)
   @ApiOperation({
     operationId: 'createPlant',
@@ -46,7 +48,11 @@ export class PlantsController {
     return this.plantsService.create(newPlant);
   }
 
-  /** Any other method on an existing path: 405, before authentication, like a 404 would be. */
+  /**
+   * Any other method on an existing path: 405, before authentication, like a 404 would be.
+   * Express matches routes in the order they are declared and `@All()` matches POST too, so this
+   * handler must stay below `create`: declared above it, it would answer every POST with 405.
+   */
   @All()
   @Public()
   @ApiExcludeEndpoint()

@@ -1,12 +1,19 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Plant } from './plant.entity';
+import { type StoreImplementations, storeProvider } from '../database/store-provider';
+import { PLANT_STORE, type PlantStore } from './plant-store';
 import { PlantsController } from './plants.controller';
 import { PlantsService } from './plants.service';
+import { PostgresPlantStore } from './stores/postgres-plant.store';
+import { SqlitePlantStore } from './stores/sqlite-plant.store';
+
+export const PLANT_STORES: StoreImplementations<PlantStore> = {
+  sqlite: SqlitePlantStore,
+  postgres: PostgresPlantStore,
+};
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Plant])],
   controllers: [PlantsController],
-  providers: [PlantsService],
+  providers: [PlantsService, storeProvider(PLANT_STORE, PLANT_STORES)],
+  exports: [PLANT_STORE],
 })
 export class PlantsModule {}

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { testStoreKind } from '../support/databases';
-import { run } from '../support/spawn';
-import { createToken, MAIN, startServer, stopServer } from '../support/server-process';
+import { createToken, startServer, stopServer } from '../support/server-process';
 
 // These tests start real server processes.
 jest.setTimeout(60_000);
@@ -24,18 +23,6 @@ describeOnSqlite('the server process', () => {
     databaseUrl = `sqlite:${dbPath}`;
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-  it.each([
-    [{ PORT: 'http' }, 'PORT'],
-    [{ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL'],
-    [{ BODY_LIMIT: 'huge' }, 'BODY_LIMIT'],
-  ])('refuses to start with %j: one line naming %s, exit code 1', async (env, variable) => {
-    const result = await run(process.execPath, [MAIN], env);
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(new RegExp(`^Configuration error: ${variable} `)),
-    ]);
-  });
 
   it('creates the SQLite folder, answers, and logs JSON lines without the token', async () => {
     const token = await createToken(databaseUrl, 'lifecycle');

@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
+import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../../src/app.module';
-import { configureApp, NEST_APP_OPTIONS } from '../../src/app.setup';
+import { createApp } from '../../src/app.setup';
+import { type Env, loadConfig } from '../../src/config/configuration';
+import { createRootLogger } from '../../src/logging/logging';
 import { TokensService } from '../../src/auth/tokens.service';
 import { Plant } from '../../src/plants/plant.entity';
 import { freshDatabase } from './databases';
@@ -28,19 +29,20 @@ export interface TestApp {
 }
 
 /**
- * The real AppModule, configured exactly as `main.ts` does, on a fresh store of its own (a
- * SQLite file, or a new PostgreSQL database under `npm run test:postgres`). Configuration is
- * read from the environment like in production, so it is set before compiling.
+ * The real application, built exactly as `main.ts` builds it (`createApp`), on a fresh store of
+ * its own (a SQLite file, or a new PostgreSQL database under `npm run test:postgres`). Settings
+ * are handed over as the environment would give them, through the same validation; nothing
+ * touches `process.env`.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Env = {}, options: { log?: string[] } = {}): Promise<TestApp> {
   const database = await freshDatabase();
-  const saved = { ...process.env };
-  Object.assign(process.env, { LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
+  const config = loadConfig({ LOG_LEVEL: options.log ? 'info' : 'silent', ...env, DATABASE_URL: database.url });
+  const lines = options.log;
+  const logger = lines
+    ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
+    : createRootLogger('silent');
+  const app = await createApp(config, logger);
   try {
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    const app = configureApp(
-      moduleRef.createNestApplication<NestExpressApplication>({ ...NEST_APP_OPTIONS, logger: false }),
-    );
     await app.init();
     const tokens = app.get(TokensService);
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
@@ -68,7 +70,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         await database.drop();
       },
     };
-  } finally {
-    process.env = saved;
+  } catch (error) {
+    await app.close();
+    await database.drop();
+    throw error;
   }
 }

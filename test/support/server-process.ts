@@ -20,8 +20,9 @@ export interface ServerProcess {
  * Starts the built server (`node dist/main.js`, as `npm run start:prod` does) on a free port
  * and resolves once it listens. jest's global setup builds `dist/` first.
  */
-export function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
+export function startServer(env: Record<string, string>, timeoutMs = 20_000, cwd?: string): Promise<ServerProcess> {
   const child = spawn(process.execPath, [MAIN], {
+    cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

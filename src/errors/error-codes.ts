@@ -1,7 +1,7 @@
 /**
  * The contract answers every failure with HTTP 400; the body's `error` is the status the
  * failure would carry without that rule. This table is the single source for the exception
- * filter, the OpenAPI description, the README and the tests.
+ * filter, the OpenAPI description, the README, the client and the tests.
  */
 export const ErrorCode = {
   BadRequest: 400,
@@ -11,6 +11,8 @@ export const ErrorCode = {
   Conflict: 409,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  ExpectationFailed: 417,
+  TooManyRequests: 429,
   RequestHeaderFieldsTooLarge: 431,
   InternalServerError: 500,
   ServiceUnavailable: 503,
@@ -18,18 +20,20 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** When each code is given, in the words of CONTRACT.md. */
+/** When each code is given. */
 export const ERROR_CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
-  400: 'malformed JSON, empty body, body not an object, a field missing or of the wrong type',
-  401: 'no Authorization header, another scheme, unknown or revoked token',
+  400: 'malformed JSON or HTTP, empty body, body not an object, a field missing or of the wrong type',
+  401: 'no Authorization header, another scheme, a missing, unknown or revoked token',
   404: 'no such path',
   405: 'the path exists, the method does not (header Allow: POST)',
   409: 'the id is taken by a different plant',
-  413: 'body over the size limit',
+  413: 'body over the size limit (BODY_LIMIT)',
   415: 'Content-Type is not application/json',
+  417: 'an Expect header other than 100-continue',
+  429: 'the token is over its rate limit (RATE_LIMIT; header Retry-After)',
   431: 'request headers over the server limit',
   500: 'anything unexpected',
-  503: 'the store is unavailable or the server is shutting down',
+  503: 'the store is unavailable or the server is shutting down (header Retry-After)',
 };
 
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);

@@ -1,0 +1,27 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { ApiError } from '../errors/api-error';
+import { ErrorCode } from '../errors/error-codes';
+import type { AuthenticatedClient } from './bearer.strategy';
+
+/**
+ * RATE_LIMIT, through @nestjs/throttler: requests per minute per token (by token name, so every
+ * secret of one client counts once), counted in this process's memory. Applied to the routes
+ * that need a token, after the bearer guard has said whose token it is.
+ */
+@Injectable()
+export class TokenThrottlerGuard extends ThrottlerGuard {
+  protected override getTracker(request: Record<string, unknown>): Promise<string> {
+    return Promise.resolve((request as unknown as Request & { user: AuthenticatedClient }).user.tokenName);
+  }
+
+  protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    const retryAfter = Math.max(1, Math.ceil(detail.timeToBlockExpire));
+    throw new ApiError(
+      ErrorCode.TooManyRequests,
+      `Rate limit reached: at most ${detail.limit} requests per minute per token (RATE_LIMIT); retry in ${retryAfter} s`,
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+}

@@ -1,0 +1,29 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { StoreOutage } from './store-outage';
+
+/**
+ * The store connection and the outage log, for every feature module; each feature provides its
+ * own store implementations with `storeProvider`. The DataSource comes in already open and
+ * migrated (`openDataSource`, before the application is built, so that a store that cannot be
+ * opened stops the start with one clear line); TypeORM's module owns it from then on and closes
+ * it when the application closes.
+ */
+@Global()
+@Module({})
+export class DatabaseModule {
+  static forRoot(dataSource: DataSource): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => dataSource.options,
+          dataSourceFactory: () => Promise.resolve(dataSource),
+        }),
+      ],
+      providers: [StoreOutage],
+      exports: [StoreOutage],
+    };
+  }
+}

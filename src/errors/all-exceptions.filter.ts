@@ -1,0 +1,67 @@
+import { inspect } from 'node:util';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { StoreUnavailableError } from '../database/store-unavailable.error';
+import { ApiError } from './api-error';
+import { type ErrorBody, ErrorCode, isErrorCode } from './error-codes';
+import { type ErrorHeaders, writeError } from './error-response';
+
+interface Failure {
+  body: ErrorBody;
+  headers: ErrorHeaders;
+  /** Unexpected failures are logged with their cause; client errors and outages are not. */
+  unexpected?: unknown;
+}
+
+/** Nest's own exceptions (its router's 404) carry its wording; ours is clearer. */
+const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  404: 'Not found: the only path is POST /plants',
+};
+
+export function describeFailure(exception: unknown): Failure {
+  if (exception instanceof ApiError) {
+    return { body: { error: exception.code, message: exception.message }, headers: exception.headers };
+  }
+  if (exception instanceof StoreUnavailableError) {
+    // Logged once per outage by StoreOutage, not once per request.
+    return {
+      body: { error: ErrorCode.ServiceUnavailable, message: 'The store is unavailable; try again shortly' },
+      headers: { 'Retry-After': '1' },
+    };
+  }
+  if (exception instanceof HttpException && exception.getStatus() < 500) {
+    const status = exception.getStatus();
+    const code: ErrorCode = isErrorCode(status) ? status : ErrorCode.BadRequest;
+    return { body: { error: code, message: GENERIC_MESSAGES[code] ?? exception.message }, headers: {} };
+  }
+  return {
+    body: { error: ErrorCode.InternalServerError, message: 'Internal server error' },
+    headers: {},
+    unexpected: exception,
+  };
+}
+
+/**
+ * Every failure, whatever raised it (our code, Nest's router, passport, the body reader, the
+ * store), leaves as HTTP 400 with the contract's `{error, message}` body, through writeError.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Failure');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const failure = describeFailure(exception);
+
+    if (failure.unexpected !== undefined) {
+      const requestId = response.getHeader('X-Request-Id');
+      this.logger.error(
+        `${failure.body.error} for ${request.method} ${request.path.slice(0, 256)} (request ${String(requestId)})`,
+        failure.unexpected instanceof Error ? failure.unexpected.stack : inspect(failure.unexpected),
+      );
+    }
+    writeError(request, response, failure.body, failure.headers);
+  }
+}

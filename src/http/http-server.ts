@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { type ErrorBody, ErrorCode } from '../errors/error-codes';
+import { writeError, writeRawError } from '../errors/error-response';
+import { logRequest } from '../logging/logging';
+
+/** A client that has not sent its whole header block in this time is cut off. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A client that has not sent its whole request (headers and body) in this time is cut off. */
+export const REQUEST_TIMEOUT_MS = 20_000;
+/** A connection on which nothing moves (no byte read or written) for this long is closed. */
+export const IDLE_SOCKET_TIMEOUT_MS = 10_000;
+/** Every response is delivered within this time of its request's arrival, or the connection is cut. */
+export const RESPONSE_DEADLINE_MS = 30_000;
+
+function parserRefusal(error: NodeJS.ErrnoException): ErrorBody {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { error: ErrorCode.RequestHeaderFieldsTooLarge, message: 'Request headers are too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        error: ErrorCode.BadRequest,
+        message: `Request timed out: the headers must arrive within ${HEADERS_TIMEOUT_MS / 1000} s and the whole request within ${REQUEST_TIMEOUT_MS / 1000} s`,
+      };
+    default:
+      return { error: ErrorCode.BadRequest, message: 'Malformed HTTP request' };
+  }
+}
+
+/**
+ * Bounds what a client can cost before and around the application, and makes Node's own answers
+ * the contract's:
+ * - deadlines for the headers, the whole request, an idle connection, and the response (a
+ *   client that stops reading is disconnected);
+ * - what Node's parser refuses (a broken request line, oversized headers, a timed-out request)
+ *   and a `CONNECT` are answered with the Error body, an X-Request-Id and a log line, instead of
+ *   a bare status line or silence;
+ * - a request without `Host` reaches the application (which answers it in the contract) instead
+ *   of Node's bare 400, and an `Expect` Node does not know reaches it instead of a bare 417.
+ */
+export function hardenHttpServer(server: Server, logger: Logger): void {
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
+  // A connection on which nothing moved for IDLE_SOCKET_TIMEOUT_MS: a request whose body stopped
+  // arriving is answered (400, in the contract, logged) and closed; anything else, such as a
+  // client that stopped reading its answer, is cut. (Left to itself, Node keeps the socket open
+  // whenever something listens for the response's own 'timeout', as a static file stream may.)
+  const current = new WeakMap<Socket, { request: IncomingMessage; response: ServerResponse }>();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    // Node turns the idle timeout off for every request after the first on a kept-alive
+    // connection (it switches to keepAliveTimeout between requests): turn it back on.
+    request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
+    current.set(request.socket, { request, response });
+    response.once('close', () => current.delete(request.socket));
+  });
+  server.on('timeout', (socket: Socket) => {
+    const exchange = current.get(socket);
+    if (exchange === undefined || exchange.response.headersSent || exchange.request.complete) {
+      socket.destroy();
+      return;
+    }
+    exchange.response.once('finish', () => socket.destroy());
+    writeError(exchange.request, exchange.response, {
+      error: ErrorCode.BadRequest,
+      message: `Request timed out: nothing arrived for ${IDLE_SOCKET_TIMEOUT_MS / 1000} s before the body was complete`,
+    });
+  });
+  // The timeouts above are checked on this period; Node's default (30 s) would let a
+  // dribbling client hold its socket for up to 40 s.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1_000;
+  // Checked by the application instead (HttpRequestChecks), so the answer is in the contract.
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    server.emit('request', request, response);
+  });
+
+  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+    const deadline = setTimeout(() => response.destroy(), RESPONSE_DEADLINE_MS);
+    deadline.unref();
+    response.once('close', () => clearTimeout(deadline));
+  });
+
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const requestId = randomUUID();
+    const body: ErrorBody = {
+      error: ErrorCode.MethodNotAllowed,
+      message: 'CONNECT is not supported; use POST /plants',
+    };
+    logRequest(logger, { requestId, method: request.method, target: request.url, status: 400, error: body.error });
+    writeRawError(socket, body, requestId, { Allow: 'POST' });
+  });
+
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || error.code === 'ECONNRESET' || (socket as Socket).bytesWritten > 0) {
+      socket.destroy(); // gone, or an answer is already under way: nothing sane to add
+      return;
+    }
+    const body = parserRefusal(error);
+    // The request never got as far as a method or path; its one log line says why instead.
+    const requestId = randomUUID();
+    logRequest(logger, {
+      requestId,
+      method: undefined,
+      target: undefined,
+      status: 400,
+      error: body.error,
+      parserError: error.code ?? 'unknown',
+    });
+    writeRawError(socket, body, requestId);
+  });
+}

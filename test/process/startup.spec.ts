@@ -1,0 +1,128 @@
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../support/spawn';
+import { MAIN, startServer, stopServer } from '../support/server-process';
+
+jest.setTimeout(60_000);
+
+/** Every line the process wrote to stdout, as JSON (each must be JSON), and what it wrote to stderr. */
+function jsonLines(stdout: string): Array<Record<string, unknown>> {
+  return stdout
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** A start that fails says so in one JSON line naming the setting, exits 1, and does it quickly. */
+async function expectRefusedStart(env: Record<string, string>, mention: RegExp, cwd?: string): Promise<void> {
+  const started = Date.now();
+  const result = await run(process.execPath, [MAIN], { HOST: '127.0.0.1', PORT: '0', ...env }, 20_000, cwd);
+  const elapsed = Date.now() - started;
+  expect(result.code).toBe(1);
+  expect(result.stderr).toBe('');
+  const lines = jsonLines(result.stdout);
+  const fatal = lines.filter((line) => line.level === 60);
+  expect(fatal).toHaveLength(1);
+  expect(fatal[0].msg).toMatch(mention);
+  expect(lines.filter((line) => (line.level as number) >= 50)).toHaveLength(1); // no stack traces
+  expect(elapsed).toBeLessThan(8_000);
+}
+
+describe('starting the server', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-start-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    [{ PORT: 'http' }, /^Configuration error: PORT /],
+    [{ DATABASE_URL: 'mysql://root@localhost/db' }, /^Configuration error: DATABASE_URL /],
+    [{ BODY_LIMIT: 'huge' }, /^Configuration error: BODY_LIMIT /],
+    [{ RATE_LIMIT: 'lots' }, /^Configuration error: RATE_LIMIT /],
+  ])('refuses %j in one line naming the variable', async (env, mention) => {
+    await expectRefusedStart(env, mention);
+  });
+
+  it('refuses a SQLite file it cannot open, naming DATABASE_URL and the path, at once', async () => {
+    await expectRefusedStart(
+      { DATABASE_URL: 'sqlite:/proc/plant-store/x.sqlite' },
+      /^DATABASE_URL: .*\/proc\/plant-store\/x\.sqlite/,
+    );
+  });
+
+  it('refuses a PostgreSQL server that is not there, naming DATABASE_URL, without retrying for long', async () => {
+    await expectRefusedStart(
+      { DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:1/none' },
+      /^DATABASE_URL: cannot open the PostgreSQL at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none/,
+    );
+  });
+
+  describe('on a port that is taken', () => {
+    let blocker: Server;
+    let port: number;
+    beforeAll(async () => {
+      blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      port = (blocker.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+
+    it('says PORT is in use and exits 1', async () => {
+      await expectRefusedStart(
+        { PORT: String(port), DATABASE_URL: `sqlite:${join(dir, 'port.sqlite')}` },
+        new RegExp(`^PORT ${port} is already in use`),
+      );
+    });
+
+    it('with WORKERS=2 too, instead of restarting workers forever', async () => {
+      const result = await run(
+        process.execPath,
+        [MAIN],
+        { HOST: '127.0.0.1', PORT: String(port), WORKERS: '2', DATABASE_URL: `sqlite:${join(dir, 'workers.sqlite')}` },
+        20_000,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(new RegExp(`PORT ${port} is already in use`));
+    });
+  });
+
+  it('says HOST cannot be resolved and exits 1', async () => {
+    await expectRefusedStart(
+      { HOST: 'no-such-host.invalid', DATABASE_URL: `sqlite:${join(dir, 'host.sqlite')}` },
+      /^HOST "no-such-host\.invalid" cannot be resolved/,
+    );
+  });
+
+  it('reads .env from the working directory, and real environment variables win', async () => {
+    const cwd = mkdtempSync(join(dir, 'env-'));
+    writeFileSync(join(cwd, '.env'), 'LOG_LEVEL=loud\nDATABASE_URL=sqlite:from-dotenv.sqlite\n');
+    // .env alone: its bad LOG_LEVEL is read and refused.
+    await expectRefusedStart({}, /^Configuration error: LOG_LEVEL /, cwd);
+    // The real LOG_LEVEL wins over it; DATABASE_URL still comes from .env (relative to cwd).
+    const server = await startServer({ LOG_LEVEL: 'info' }, 20_000, cwd);
+    try {
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      expect(statSync(join(cwd, 'from-dotenv.sqlite')).isFile()).toBe(true);
+    } finally {
+      await stopServer(server);
+    }
+  });
+
+  it('creates the SQLite files for its owner only (0600)', async () => {
+    const path = join(dir, 'private', 'store.sqlite');
+    const server = await startServer({ DATABASE_URL: `sqlite:${path}` });
+    try {
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+        expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+      }
+      expect((statSync(join(dir, 'private')).mode & 0o777).toString(8)).toBe('700');
+    } finally {
+      await stopServer(server);
+    }
+  });
+});
