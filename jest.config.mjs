@@ -1,6 +1,6 @@
 /**
- * @nestjs/* 12 ships ESM only, which jest's CommonJS mode cannot load on Node 20, so jest runs
- * in its ESM mode (`node --experimental-vm-modules`, see package.json) with ts-jest emitting
+ * @nestjs/* 12 ships ESM only. Node loads it from CommonJS (require(esm)), but jest's own module
+ * loader in CommonJS mode does not, so jest runs in its ESM mode (`node --experimental-vm-modules`, see package.json) with ts-jest emitting
  * ES modules. The app itself still builds to CommonJS for `node dist/main`.
  */
 const transform = {
@@ -23,6 +23,13 @@ export default {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     { ...common, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'client',
+      testMatch: ['<rootDir>/client/test/**/*.spec.ts'],
+      // The client is an ES module package: its imports name the .js files that tsc will emit.
+      moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+    },
     // Needs Debian's chromium, so only `npm run test:browser` runs it.
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
   ],

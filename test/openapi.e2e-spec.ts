@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../src/errors/error-codes';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -51,12 +52,25 @@ describe('the OpenAPI document', () => {
     const { Plant, NewPlant, Error: ErrorSchema } = doc.components.schemas;
     expect(Plant.required).toEqual(['name']);
     expect(Object.keys(Plant.properties).sort()).toEqual(['name', 'tag']);
-    expect(NewPlant.allOf[0]).toEqual({ $ref: '#/components/schemas/Plant' });
-    expect(NewPlant.allOf[1].required).toEqual(['id']);
-    expect(NewPlant.allOf[1].properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    // Plant plus a required int64 id, written out flat.
+    expect(NewPlant.required).toEqual(['id', ...Plant.required]);
+    expect(NewPlant.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(NewPlant.properties).toEqual({ id: NewPlant.properties.id, ...Plant.properties });
     expect(ErrorSchema.required).toEqual(['error', 'message']);
     expect(ErrorSchema.properties.error).toMatchObject({ type: 'integer', format: 'int32' });
     expect(ErrorSchema.properties.message).toMatchObject({ type: 'string' });
+    expect(ErrorSchema.properties.error.enum).toEqual([...ERROR_CODES]);
+    for (const field of ['name', 'tag'])
+      expect(Plant.properties[field].description).toMatch(/U\+0000.*unpaired surrogates/);
+  });
+
+  it('names a server and a contact', async () => {
+    const doc = (await request(t.server).get('/docs-json')).body;
+    expect(doc.servers).toEqual([
+      { url: '/', description: expect.any(String) },
+      { url: 'http://localhost:3000', description: expect.any(String) },
+    ]);
+    expect(doc.info.contact).toEqual({ name: expect.any(String) });
   });
 
   it('leaves the 405 catch-all route out', async () => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
 import { ErrorCode, ERROR_CODES } from '../errors/error-codes';
@@ -16,31 +16,32 @@ export const DOCS_PATH = 'docs';
 const DOCS_FILES =
   /^\/(?:index\.html|swagger-ui(?:-bundle|-standalone-preset|-init)?\.(?:js|css)|favicon-(?:16x16|32x32)\.png)?$/;
 
-/**
- * `NewPlant` is `Plant` plus a required int64 `id`, as an `allOf`, exactly as the interface
- * describes it. @nestjs/swagger would flatten a class hierarchy, so this one schema is written
- * out; the class-validator rules in `NewPlant` enforce the same shape.
- */
-const NEW_PLANT_SCHEMA = {
-  type: 'object',
-  title: 'NewPlant',
-  description: 'A plant to create: every field of Plant, plus its id.',
-  allOf: [
-    { $ref: getSchemaPath('Plant') },
-    {
-      type: 'object',
-      required: ['id'],
-      properties: {
-        id: {
-          type: 'integer',
-          format: 'int64',
-          description: 'Identification number of the plant',
-          example: 1,
-        },
-      },
-    },
-  ],
+const ID_SCHEMA = {
+  type: 'integer',
+  format: 'int64',
+  description: 'Identification number of the plant',
+  example: 1,
 };
+
+interface ObjectSchema {
+  required?: string[];
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * `NewPlant` is `Plant` plus a required int64 `id`. It is written out flat, with Plant's own
+ * properties copied in, rather than as an `allOf` of a `$ref` and the id: the two say the same,
+ * but Swagger UI labels the `allOf` "(any & object)" and generators make an intersection type of
+ * it. The class-validator rules in `NewPlant` enforce the same shape.
+ */
+function newPlantSchema(plant: ObjectSchema): object {
+  return {
+    type: 'object',
+    description: 'A plant to create: every field of Plant, plus its id.',
+    required: ['id', ...(plant.required ?? [])],
+    properties: { id: ID_SCHEMA, ...plant.properties },
+  };
+}
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -49,6 +50,7 @@ const ERROR_SCHEMA = {
     error: {
       type: 'integer',
       format: 'int32',
+      enum: [...ERROR_CODES],
       description: `Numeric error value: the HTTP status the failure would carry (one of ${ERROR_CODES.join(', ')})`,
       example: 409,
     },
@@ -65,6 +67,10 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1.0.0')
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
     .setContact('Plant Store maintainers', '', '')
+    // First the server the document is served from (a relative URL), so that Swagger UI's "Try it
+    // out" talks to the server it came from, whatever its address; then the local default, for
+    // clients generated from the committed file.
+    .addServer('/', 'The server this document is served from')
     .addServer(`http://localhost:${DEFAULTS.PORT}`, 'A local Plant Store on its default port')
     .addTag('plants', 'The plants in the store')
     // addBearerAuth() would add `bearerFormat: JWT`; our tokens are opaque, so the plain scheme.
@@ -83,7 +89,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   document.components ??= {};
   document.components.schemas = {
     ...document.components.schemas,
-    NewPlant: NEW_PLANT_SCHEMA,
+    NewPlant: newPlantSchema(document.components.schemas?.Plant as ObjectSchema),
     Error: ERROR_SCHEMA,
   };
   return document;

@@ -49,6 +49,10 @@ describe('Swagger UI in a real browser', () => {
     const page = await browser.newPage();
     await page.goto(`${server.url}/docs`);
     await page.getByText('Plant Store', { exact: false }).first().waitFor();
+    // The request body's model is labelled as the object it is, not "(any & object)".
+    const models = page.locator('section.models');
+    await models.getByText('NewPlant').first().waitFor();
+    expect(await models.innerText()).not.toContain('any');
 
     await page.locator('.auth-wrapper .authorize').click();
     await page.locator('.modal-ux input').fill(token);

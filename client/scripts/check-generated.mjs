@@ -1,0 +1,23 @@
+// CI: the committed types must be what the generator makes of the committed OpenAPI document.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dir = mkdtempSync(join(tmpdir(), 'plant-store-client-'));
+try {
+  const fresh = join(dir, 'plant-store.ts');
+  execFileSync('npx', ['openapi-typescript', '../openapi/plant-store.openapi.json', '--output', fresh], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const committed = readFileSync(new URL('../src/generated/plant-store.ts', import.meta.url), 'utf8');
+  if (readFileSync(fresh, 'utf8') !== committed) {
+    console.error(
+      'client/src/generated/plant-store.ts is out of date with openapi/plant-store.openapi.json: run `npm run generate -w client`',
+    );
+    process.exit(1);
+  }
+  console.log('client types match the OpenAPI document');
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

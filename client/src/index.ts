@@ -1,0 +1,172 @@
+import type { components } from './generated/plant-store.js';
+
+/** A stored plant, as the service answers a create: never an id. */
+export type Plant = components['schemas']['Plant'];
+
+/** The contract's `Error` body. */
+export type ErrorBody = components['schemas']['Error'];
+
+/** Every code the service puts in `Error.error` (the HTTP status the failure would carry). */
+export type ErrorCode = ErrorBody['error'];
+
+/**
+ * A plant to create. The generated `NewPlant` types `id` as a `number`, which cannot hold every
+ * int64 (9007199254740993 becomes 9007199254740992 before anything is sent). Here an id is a
+ * `bigint`, a decimal string, or a `number` only when it is a safe integer.
+ */
+export type NewPlant = Omit<components['schemas']['NewPlant'], 'id'> & { id: bigint | string | number };
+
+/** The service refused the create: `error` is the contract's code, `message` its explanation. */
+export class PlantStoreError extends Error {
+  constructor(
+    readonly error: ErrorCode,
+    message: string,
+    /** How long the service asked to wait before trying again (429, 503), in ms. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'PlantStoreError';
+  }
+}
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. Default 5. */
+  attempts?: number;
+  /** The first backoff; it doubles per attempt (with full jitter) up to `maxDelayMs`. Default 100. */
+  baseDelayMs?: number;
+  /** No wait is longer than this, `Retry-After` included. Default 5000. */
+  maxDelayMs?: number;
+}
+
+export interface ClientOptions {
+  /** Where the service is, e.g. `http://localhost:3000`. */
+  baseUrl: string;
+  /** A token issued by the operator (`npm run token -- create <name>`). */
+  token: string;
+  /** A fetch implementation; the global one by default. */
+  fetch?: typeof globalThis.fetch;
+  /** Retries of network failures and of code 503; `false` turns them off. On by default. */
+  retry?: RetryOptions | false;
+}
+
+export interface PlantStoreClient {
+  /**
+   * Creates a plant; resolves to the stored plant. Safe to retry: the service answers an
+   * identical create with 200 again, so a create whose answer was lost is simply repeated.
+   */
+  createPlant(plant: NewPlant): Promise<Plant>;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/;
+
+/** The id as the exact decimal literal to send, or a RangeError/TypeError before anything is sent. */
+export function idLiteral(id: bigint | string | number): string {
+  let value: bigint;
+  if (typeof id === 'bigint') {
+    value = id;
+  } else if (typeof id === 'string') {
+    if (!DECIMAL.test(id)) throw new TypeError(`id "${id}" is not a decimal integer`);
+    value = BigInt(id);
+  } else if (typeof id === 'number') {
+    if (!Number.isSafeInteger(id)) {
+      throw new RangeError(
+        `id ${id} is not a safe integer, so it may already have been rounded; pass a bigint or a decimal string`,
+      );
+    }
+    value = BigInt(id);
+  } else {
+    throw new TypeError('id must be a bigint, a decimal string or a safe integer');
+  }
+  if (value < INT64_MIN || value > INT64_MAX) throw new RangeError(`id ${value} is outside the int64 range`);
+  return value.toString();
+}
+
+/**
+ * The request body, written by hand: `JSON.stringify` cannot write a bigint, and a number would
+ * lose digits. The id goes out as a JSON integer literal, exactly; strings are JSON-escaped.
+ */
+export function newPlantJson(plant: NewPlant): string {
+  const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
+  return `{"id":${idLiteral(plant.id)},"name":${JSON.stringify(plant.name)}${tag}}`;
+}
+
+/** Retry-After in seconds (the service sends seconds), or an HTTP date. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  const body = value as Partial<ErrorBody> | null;
+  return (
+    typeof body === 'object' && body !== null && typeof body.error === 'number' && typeof body.message === 'string'
+  );
+}
+
+/** One attempt's result: a plant, a failure to report, or a failure worth another attempt. */
+type Attempt =
+  { kind: 'done'; plant: Plant } | { kind: 'failed'; error: unknown; retryable: boolean; retryAfterMs?: number };
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function createClient(options: ClientOptions): PlantStoreClient {
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const url = new URL('plants', options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`).toString();
+  const retry = options.retry === false ? { attempts: 1 } : (options.retry ?? {});
+  const attempts = Math.max(1, retry.attempts ?? 5);
+  const baseDelayMs = retry.baseDelayMs ?? 100;
+  const maxDelayMs = retry.maxDelayMs ?? 5000;
+
+  async function attempt(body: string): Promise<Attempt> {
+    let response: Response;
+    try {
+      response = await fetchImpl(url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${options.token}`, 'Content-Type': 'application/json' },
+        body,
+      });
+    } catch (error) {
+      return { kind: 'failed', error, retryable: true }; // refused, reset, DNS: nothing was answered
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (response.status === 200 && typeof (parsed as Plant | undefined)?.name === 'string') {
+      return { kind: 'done', plant: parsed as Plant };
+    }
+    if (isErrorBody(parsed)) {
+      const wait = retryAfterMs(response.headers.get('retry-after'));
+      const error = new PlantStoreError(parsed.error, parsed.message, wait);
+      // Only "the store or the server is unavailable right now" is worth repeating; a 400, 401,
+      // 409, 413 or 415 would be answered the same way again.
+      return { kind: 'failed', error, retryable: parsed.error === 503, retryAfterMs: wait };
+    }
+    return {
+      kind: 'failed',
+      error: new PlantStoreError(500, `Unexpected answer from the service: HTTP ${response.status}`),
+      retryable: false,
+    };
+  }
+
+  return {
+    async createPlant(plant: NewPlant): Promise<Plant> {
+      const body = newPlantJson(plant); // throws before anything is sent
+      for (let n = 1; ; n++) {
+        const result = await attempt(body);
+        if (result.kind === 'done') return result.plant;
+        if (!result.retryable || n >= attempts) throw result.error;
+        const backoff = Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1));
+        await sleep(Math.min(maxDelayMs, Math.max(backoff, result.retryAfterMs ?? 0)));
+      }
+    },
+  };
+}

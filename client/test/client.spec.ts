@@ -1,0 +1,197 @@
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../../test/support/spawn.js';
+import { createToken, type ServerProcess, startServer, stopServer } from '../../test/support/server-process.js';
+import { createClient, type NewPlant, PlantStoreError } from '../src/index.js';
+
+jest.setTimeout(60_000);
+
+const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
+
+/** What the store holds, read back through `plants export` (exact ids, as text). */
+async function exported(databaseUrl: string): Promise<Array<{ id: string; name: string; tag?: string }>> {
+  const result = await run(process.execPath, [PLANTS_CLI, 'export'], { DATABASE_URL: databaseUrl });
+  expect(result.code).toBe(0);
+  return result.stdout
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      // Read the id as text: JSON.parse would round it, which is the very thing under test.
+      const id = /^\{"id":(-?\d+),/.exec(line)![1];
+      const rest = JSON.parse(line.replace(/^\{"id":-?\d+,/, '{')) as { name: string; tag?: string };
+      return { id, ...rest };
+    });
+}
+
+/** A fetch that counts its calls, so a test can see what was sent and how often. */
+function countingFetch(): { fetch: typeof fetch; calls: () => number; bodies: string[] } {
+  let calls = 0;
+  const bodies: string[] = [];
+  return {
+    fetch: (input, init) => {
+      calls++;
+      bodies.push(typeof init?.body === 'string' ? init.body : '');
+      return fetch(input, init);
+    },
+    calls: () => calls,
+    bodies,
+  };
+}
+
+describe('@plant-store/client against the real server', () => {
+  let dir: string;
+  let databaseUrl: string;
+  let server: ServerProcess;
+  let token: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-client-'));
+    databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
+    token = await createToken(databaseUrl, 'client');
+    server = await startServer({ DATABASE_URL: databaseUrl, BODY_LIMIT: '1kb' });
+  });
+  afterAll(async () => {
+    await stopServer(server);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates 2^53+1 and 2^53 as two plants', async () => {
+    const client = createClient({ baseUrl: server.url, token });
+    await expect(client.createPlant({ id: 9007199254740993n, name: 'Exact' })).resolves.toEqual({ name: 'Exact' });
+    await expect(client.createPlant({ id: 9007199254740992n, name: 'Neighbour' })).resolves.toEqual({
+      name: 'Neighbour',
+    });
+  });
+
+  it('keeps ids exact across the whole int64 range, from bigints and decimal strings', async () => {
+    const ids: Array<bigint | string | number> = [
+      -(2n ** 63n),
+      '-9223372036854775807',
+      -(2n ** 53n) - 1n,
+      -1,
+      0n,
+      2n ** 53n - 1n,
+      '9007199254740994',
+      2n ** 63n - 2n,
+      '9223372036854775807',
+    ];
+    const client = createClient({ baseUrl: server.url, token });
+    for (const [i, id] of ids.entries()) {
+      await expect(client.createPlant({ id, name: `range-${i}`, tag: 'edge' })).resolves.toEqual({
+        name: `range-${i}`,
+        tag: 'edge',
+      });
+    }
+    const stored = await exported(databaseUrl);
+    for (const [i, id] of ids.entries()) {
+      expect(stored).toContainEqual({ id: BigInt(id).toString(), name: `range-${i}`, tag: 'edge' });
+    }
+  });
+
+  it('sends the id as a JSON integer literal, not a string', async () => {
+    const counting = countingFetch();
+    const client = createClient({ baseUrl: server.url, token, fetch: counting.fetch });
+    await client.createPlant({ id: '123456789012345678', name: 'literal' });
+    expect(counting.bodies).toEqual(['{"id":123456789012345678,"name":"literal"}']);
+  });
+
+  it.each<[string, NewPlant['id']]>([
+    ['a number above 2^53', Number('9007199254740993')],
+    ['a fraction', 1.5],
+    ['a decimal string with a sign of trouble', '12e3'],
+    ['a bigint past int64', 2n ** 63n],
+  ])('refuses %s before sending anything', async (_what, id) => {
+    const counting = countingFetch();
+    const client = createClient({ baseUrl: server.url, token, fetch: counting.fetch });
+    await expect(client.createPlant({ id, name: 'never sent' })).rejects.toThrow(/id/);
+    expect(counting.calls()).toBe(0);
+  });
+
+  describe('rejects with the contract code, and never retries it', () => {
+    it.each<[number, () => { token?: string; plant: NewPlant }]>([
+      [400, () => ({ plant: { id: 40_000n, name: 'nul \u0000 inside' } })],
+      [401, () => ({ token: 'pst_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', plant: { id: 40_100n, name: 'x' } })],
+      [409, () => ({ plant: { id: 9007199254740993n, name: 'Not the same plant' } })],
+      [413, () => ({ plant: { id: 41_300n, name: 'x'.repeat(2_000) } })],
+    ])('%i', async (code, setup) => {
+      const { token: sent = token, plant } = setup();
+      const counting = countingFetch();
+      const client = createClient({ baseUrl: server.url, token: sent, fetch: counting.fetch });
+      const failure = await client.createPlant(plant).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(PlantStoreError);
+      expect((failure as PlantStoreError).error).toBe(code);
+      expect((failure as PlantStoreError).message.length).toBeGreaterThan(0);
+      expect(counting.calls()).toBe(1);
+    });
+  });
+});
+
+describe('@plant-store/client retries', () => {
+  it('across a server restart, and the plant is stored once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-client-restart-'));
+    const databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
+    const token = await createToken(databaseUrl, 'restart');
+    let server = await startServer({ DATABASE_URL: databaseUrl });
+    const port = server.port;
+    try {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const counting = countingFetch();
+      const client = createClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        token,
+        fetch: counting.fetch,
+        retry: { attempts: 40, baseDelayMs: 50, maxDelayMs: 250 },
+      });
+      const created = client.createPlant({ id: 9223372036854775807n, name: 'Survivor' });
+      await new Promise((resolve) => setTimeout(resolve, 400)); // refused until the server is back
+      server = await startServer({ DATABASE_URL: databaseUrl, PORT: String(port) });
+      await expect(created).resolves.toEqual({ name: 'Survivor' });
+      expect(counting.calls()).toBeGreaterThan(1);
+      // And once more, as a caller that never saw the answer would: still one plant.
+      await expect(client.createPlant({ id: 9223372036854775807n, name: 'Survivor' })).resolves.toEqual({
+        name: 'Survivor',
+      });
+      expect(await exported(databaseUrl)).toEqual([{ id: '9223372036854775807', name: 'Survivor' }]);
+    } finally {
+      await stopServer(server);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a 503, honouring Retry-After, and gives up after the configured attempts', async () => {
+    const answers = [
+      new Response('{"error":503,"message":"The store is unavailable; try again shortly"}', {
+        status: 400,
+        headers: { 'Content-Type': 'application/json', 'Retry-After': '0' },
+      }),
+      new Response('{"name":"after a 503"}', { status: 200, headers: { 'Content-Type': 'application/json' } }),
+    ];
+    let calls = 0;
+    const client = createClient({
+      baseUrl: 'http://plant-store.invalid',
+      token: 'pst_x',
+      fetch: () => Promise.resolve(answers[calls++]),
+    });
+    await expect(client.createPlant({ id: 1n, name: 'after a 503' })).resolves.toEqual({ name: 'after a 503' });
+    expect(calls).toBe(2);
+
+    let refused = 0;
+    const down = createClient({
+      baseUrl: 'http://plant-store.invalid',
+      token: 'pst_x',
+      fetch: () => {
+        refused++;
+        return Promise.reject(new TypeError('fetch failed'));
+      },
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    await expect(down.createPlant({ id: 1n, name: 'x' })).rejects.toThrow('fetch failed');
+    expect(refused).toBe(3);
+  });
+});
