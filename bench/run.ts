@@ -1,34 +1,52 @@
 /**
- * `npm run bench`: durable creates per second of the built service against two references,
- * interleaved in one run (this machine is noisy: compare ratios within a run, not absolute
- * numbers across runs).
+ * `npm run bench`: durable creates per second of the built service, on SQLite and on PostgreSQL,
+ * against three references, interleaved in one run (this machine is noisy: compare ratios within
+ * a run, never absolute numbers across runs).
  *
- *   service   node dist/main.js (production mode, WORKERS as given), fresh SQLite store, fresh token
- *   ceiling   bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
- *   baseline  bench/references/node-sqlite.ts: node:http + better-sqlite3, our whole job,
- *             one transaction per request
+ *   sqlite        node dist/main.js on a fresh SQLite file, fresh token (WORKERS as given)
+ *   postgres      node dist/main.js on a fresh PostgreSQL database (skipped when none answers)
+ *   express-echo  bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
+ *   node-sqlite   bench/references/node-sqlite.ts: node:http + better-sqlite3, the whole job,
+ *                 one transaction (one fsync) per request
+ *   node-pg       bench/references/node-pg.ts: node:http + pg (pool 10), one autocommit INSERT
+ *                 per request
  *
- * Every target gets POST /plants with unique ids from autocannon (32 connections). Settings:
- * BENCH_DURATION (s, default 10), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
- * WORKERS (service processes, default 1), BENCH_TARGETS (comma list, default all three),
- * BENCH_SERVICE_NODE_ARGS (extra `node` flags for the service, to try V8 settings).
+ * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
+ * on the same cores as the server and so understates everything; the run says which. Every
+ * target gets POST /plants with unique ids, 1 thread, 32 connections. Settings: BENCH_DURATION
+ * (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS (the service's processes, 1),
+ * BENCH_TARGETS (comma list, default all), BENCH_LOAD (wrk or autocannon, to force one),
+ * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
+ * BENCH_SERVICE_NODE_ARGS (extra `node` flags for the service).
  * Figures are printed as a table and written to bench/results/latest.json.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 const ROOT = join(__dirname, '..');
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WORKERS = process.env.WORKERS ?? '1';
+const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
-type TargetName = 'service' | 'ceiling' | 'baseline';
-const TARGETS = (process.env.BENCH_TARGETS ?? 'service,ceiling,baseline').split(',') as TargetName[];
+const ALL_TARGETS = ['sqlite', 'postgres', 'express-echo', 'node-sqlite', 'node-pg'] as const;
+type TargetName = (typeof ALL_TARGETS)[number];
+type Store = 'sqlite' | 'postgres' | 'none';
+
+const STORE: Record<TargetName, Store> = {
+  sqlite: 'sqlite',
+  postgres: 'postgres',
+  'express-echo': 'none',
+  'node-sqlite': 'sqlite',
+  'node-pg': 'postgres',
+};
 
 interface Figures {
   createsPerSecond: number;
@@ -36,18 +54,25 @@ interface Figures {
   p99: number;
   errors: number;
   peakRssMb: number;
-  /** RSS (MB) every 5 s of the measured run: flat means no leak. */
-  rssMbEvery5s: number[];
 }
+
+function hasWrk(): boolean {
+  return spawnSync('wrk', ['--version']).error === undefined;
+}
+const LOAD: 'wrk' | 'autocannon' =
+  process.env.BENCH_LOAD === 'autocannon' || (process.env.BENCH_LOAD !== 'wrk' && !hasWrk()) ? 'autocannon' : 'wrk';
 
 function commandFor(target: TargetName): string[] {
   switch (target) {
-    case 'service':
+    case 'sqlite':
+    case 'postgres':
       return [...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean), join(ROOT, 'dist/main.js')];
-    case 'ceiling':
+    case 'express-echo':
       return [...TS_NODE, join(ROOT, 'bench/references/express-echo.ts')];
-    case 'baseline':
+    case 'node-sqlite':
       return [...TS_NODE, join(ROOT, 'bench/references/node-sqlite.ts')];
+    case 'node-pg':
+      return [...TS_NODE, join(ROOT, 'bench/references/node-pg.ts')];
   }
 }
 
@@ -75,14 +100,14 @@ function start(target: TargetName, env: Record<string, string>): Promise<{ child
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`${target} did not start`)), 30_000);
     child.on('exit', (code) => reject(new Error(`${target} exited with ${code}`)));
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /"port":(\d+)/.exec(seen);
       if (match) {
         clearTimeout(timer);
         // Keep draining stdout (the service logs a line per request) without keeping it.
-        child.stdout.removeAllListeners('data');
-        child.stdout.resume();
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
         resolve({ child, port: Number(match[1]) });
       }
     });
@@ -98,10 +123,67 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-let nextId = BigInt(Date.now()) * 1000n;
+/** Ids are unique across every run of this process: each run starts a billion past the last. */
+let nextBase = Date.now() * 1000;
+function idBase(): number {
+  nextBase += 1e9;
+  return nextBase;
+}
 
-async function drive(port: number, token: string, seconds: number): Promise<autocannon.Result> {
-  return autocannon({
+const WRK_SCRIPT = `
+local counter = 0
+local base = tonumber(os.getenv("BENCH_ID_BASE"))
+wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  counter = counter + 1
+  local id = string.format("%.0f", base + counter)
+  return wrk.format(nil, "/plants", nil, '{"id":' .. id .. ',"name":"Plant ' .. id .. '","tag":"bench"}')
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\nBENCH_JSON {"requests":%d,"durationUs":%d,"errors":%d,"p50Us":%d,"p99Us":%d}\\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.status + e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+`;
+
+interface Load {
+  ok: number;
+  seconds: number;
+  errors: number;
+  p50: number;
+  p99: number;
+}
+
+function driveWrk(port: number, token: string, seconds: number, script: string): Load {
+  const result = spawnSync(
+    'wrk',
+    ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}/plants`],
+    { env: { ...process.env, BENCH_TOKEN: token, BENCH_ID_BASE: String(idBase()) }, encoding: 'utf8' },
+  );
+  const line = /BENCH_JSON (\{.*\})/.exec(result.stdout)?.[1];
+  if (line === undefined) throw new Error(`wrk said:\n${result.stdout}\n${result.stderr}`);
+  const figures = JSON.parse(line) as {
+    requests: number;
+    durationUs: number;
+    errors: number;
+    p50Us: number;
+    p99Us: number;
+  };
+  return {
+    ok: figures.requests - figures.errors,
+    seconds: figures.durationUs / 1e6,
+    errors: figures.errors,
+    p50: Math.round(figures.p50Us / 100) / 10,
+    p99: Math.round(figures.p99Us / 100) / 10,
+  };
+}
+
+async function driveAutocannon(port: number, token: string, seconds: number): Promise<Load> {
+  let next = idBase();
+  const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,
     duration: seconds,
@@ -111,46 +193,71 @@ async function drive(port: number, token: string, seconds: number): Promise<auto
         path: '/plants',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         setupRequest: (request) => {
-          const id = (nextId++).toString();
+          const id = String(next++);
           return { ...request, body: `{"id":${id},"name":"Plant ${id}","tag":"bench"}` };
         },
       },
     ],
   });
+  return {
+    ok: result['2xx'],
+    seconds,
+    errors: result.errors + result.timeouts + result.non2xx,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+  };
 }
 
-async function measure(target: TargetName): Promise<Figures> {
-  const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
-  const databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
-  let token = 'unused';
-  if (target !== 'ceiling') {
-    const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli/token.js'), 'create', 'bench'], {
-      env: { ...process.env, DATABASE_URL: databaseUrl },
-      encoding: 'utf8',
-    });
-    token = out.trimEnd().split('\n').at(-1)!;
+/** A fresh store for one measurement, with a token; dropped afterwards. */
+async function freshStore(store: Store, dir: string): Promise<{ url: string; token: string; drop(): Promise<void> }> {
+  if (store === 'none') return { url: '', token: 'unused', drop: () => Promise.resolve() };
+  let url = `sqlite:${join(dir, 'store.sqlite')}`;
+  let drop = (): Promise<void> => Promise.resolve();
+  if (store === 'postgres') {
+    const name = `plant_store_bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.end();
+    const parsed = new URL(POSTGRES_ADMIN);
+    parsed.pathname = `/${name}`;
+    url = parsed.toString();
+    drop = async () => {
+      const dropper = new pg.Client({ connectionString: POSTGRES_ADMIN });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await dropper.end();
+    };
   }
-  const { child, port } = await start(target, { DATABASE_URL: databaseUrl, WORKERS });
+  const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli/token.js'), 'create', 'bench'], {
+    env: { ...process.env, DATABASE_URL: url },
+    encoding: 'utf8',
+  });
+  return { url, token: out.trimEnd().split('\n').at(-1)!, drop };
+}
+
+async function measure(target: TargetName, script: string): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
+  const store = await freshStore(STORE[target], dir);
+  const { child, port } = await start(target, { DATABASE_URL: store.url, WORKERS });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
-  const timeline: number[] = [];
-  let timelineSampler: NodeJS.Timeout | undefined;
+  const drive = (seconds: number): Promise<Load> | Load =>
+    LOAD === 'wrk' ? driveWrk(port, store.token, seconds, script) : driveAutocannon(port, store.token, seconds);
   try {
-    await drive(port, token, 2); // warm-up: JIT, caches, connections
-    timelineSampler = setInterval(() => timeline.push(Math.round(rssOfTree(child.pid!) / 1024 / 1024)), 5000);
-    const result = await drive(port, token, DURATION);
+    await drive(2); // warm-up: JIT, caches, connections
+    const load = await drive(DURATION);
     return {
-      createsPerSecond: result['2xx'] / DURATION,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: result.errors + result.timeouts + result.non2xx,
+      createsPerSecond: load.ok / load.seconds,
+      p50: load.p50,
+      p99: load.p99,
+      errors: load.errors,
       peakRssMb: Math.round(peak / 1024 / 1024),
-      rssMbEvery5s: timeline,
     };
   } finally {
     clearInterval(sampler);
-    clearInterval(timelineSampler);
     await stop(child);
+    await store.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -161,23 +268,53 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<void> {
+  let targets = (process.env.BENCH_TARGETS ?? ALL_TARGETS.join(',')).split(',') as TargetName[];
+  if (targets.some((target) => STORE[target] === 'postgres') && !(await postgresReachable())) {
+    process.stdout.write(
+      `no PostgreSQL answers at ${POSTGRES_ADMIN} (BENCH_POSTGRES_URL): skipping postgres and node-pg\n`,
+    );
+    targets = targets.filter((target) => STORE[target] !== 'postgres');
+  }
+  process.stdout.write(
+    LOAD === 'wrk'
+      ? 'load generator: wrk (1 thread)\n'
+      : 'load generator: autocannon (wrk not found: apt-get install wrk); it shares the cores with the server, so figures are low\n',
+  );
   process.stdout.write('building the service (npm run build)...\n');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  const rounds: Record<TargetName, Figures[]> = { service: [], ceiling: [], baseline: [] };
+  const scriptDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-wrk-'));
+  const script = join(scriptDir, 'create.lua');
+  writeFileSync(script, WRK_SCRIPT);
+
+  const rounds = Object.fromEntries(targets.map((target) => [target, [] as Figures[]])) as Record<
+    TargetName,
+    Figures[]
+  >;
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of TARGETS) {
-      const figures = await measure(target);
+    for (const target of targets) {
+      const figures = await measure(target, script);
       rounds[target].push(figures);
       process.stdout.write(
-        `round ${round} ${target.padEnd(8)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
-          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB  ` +
-          `RSS every 5 s: ${figures.rssMbEvery5s.join(' ')}\n`,
+        `round ${round} ${target.padEnd(12)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
+          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB\n`,
       );
     }
   }
+  rmSync(scriptDir, { recursive: true, force: true });
   const summary = Object.fromEntries(
-    TARGETS.map((target) => {
+    targets.map((target) => {
       const list = rounds[target];
       return [
         target,
@@ -187,7 +324,6 @@ async function main(): Promise<void> {
           p99: median(list.map((f) => f.p99)),
           errors: list.reduce((sum, f) => sum + f.errors, 0),
           peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
-          rssMbEvery5s: list[list.length - 1].rssMbEvery5s,
         },
       ];
     }),
@@ -195,27 +331,34 @@ async function main(): Promise<void> {
   const ratio = (a?: Figures, b?: Figures): number | null =>
     a && b ? Number((a.createsPerSecond / b.createsPerSecond).toFixed(2)) : null;
   const ratios = {
-    serviceToBaseline: ratio(summary.service, summary.baseline),
-    serviceToCeiling: ratio(summary.service, summary.ceiling),
+    'sqlite / express-echo': ratio(summary.sqlite, summary['express-echo']),
+    'sqlite / node-sqlite': ratio(summary.sqlite, summary['node-sqlite']),
+    'postgres / node-pg': ratio(summary.postgres, summary['node-pg']),
+    'postgres / express-echo': ratio(summary.postgres, summary['express-echo']),
   };
 
   const lines = [
     `| target | creates/s | p50 ms | p99 ms | errors | peak RSS MB |`,
     `|---|---|---|---|---|---|`,
-    ...TARGETS.map((target) => {
+    ...targets.map((target) => {
       const f = summary[target]!;
-      const label = target === 'service' ? `service (WORKERS=${WORKERS})` : target;
+      const label = STORE[target] !== 'none' && !target.startsWith('node-') ? `${target} (WORKERS=${WORKERS})` : target;
       return `| ${label} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.errors} | ${f.peakRssMb} |`;
     }),
   ];
   process.stdout.write(
-    `\nmedians of ${ROUNDS} rounds, ${DURATION} s each, ${CONNECTIONS} connections, every 200 fsynced:\n${lines.join('\n')}\n` +
-      `service / baseline: ${ratios.serviceToBaseline}   service / ceiling: ${ratios.serviceToCeiling}\n`,
+    `\n${LOAD}, medians of ${ROUNDS} interleaved rounds, ${DURATION} s each, ${CONNECTIONS} connections, every 200 durable:\n` +
+      `${lines.join('\n')}\n` +
+      Object.entries(ratios)
+        .filter(([, value]) => value !== null)
+        .map(([name, value]) => `${name}: ${value}`)
+        .join('   ') +
+      '\n',
   );
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench/results/latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, perRound: rounds }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, perRound: rounds }, null, 2)}\n`,
   );
 }
 

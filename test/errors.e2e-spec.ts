@@ -55,6 +55,22 @@ describe('failures', () => {
     });
   });
 
+  it('400: names each bad field once, by its first broken rule', async () => {
+    const missing = await authed().send({ name: 'x' });
+    expectFailure(missing, ErrorCode.BadRequest);
+    expect(missing.body.message).toBe('Invalid NewPlant: id is required');
+    const several = await authed().set('Content-Type', 'application/json').send('{"id": "7", "tag": null}');
+    expect(several.body.message).toBe(
+      'Invalid NewPlant: id must be an integer from -9223372036854775808 to 9223372036854775807 (int64); name is required; tag must be a string',
+    );
+  });
+
+  it('401: says the token is missing when the header is only "Bearer"', async () => {
+    const response = await request(t.server).post('/plants').set('Authorization', 'Bearer ').send({ id: 1, name: 'a' });
+    expectFailure(response, ErrorCode.Unauthorized);
+    expect(response.body.message).toMatch(/^Missing token/);
+  });
+
   describe('401', () => {
     it('answers a request without Authorization', async () => {
       const response = await request(t.server).post('/plants').send({ id: 1, name: 'a' });

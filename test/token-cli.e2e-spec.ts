@@ -1,5 +1,8 @@
 import request from 'supertest';
 import { TOKEN_PATTERN } from '../src/auth/token-secret';
+import { StoreOutage } from '../src/database/store-outage';
+import { chooseStore } from '../src/database/store-provider';
+import { PLANT_STORES } from '../src/plants/plants.module';
 import { startTestApp, type TestApp } from './support/app';
 import { run } from './support/spawn';
 
@@ -71,4 +74,95 @@ describe('npm run token', () => {
     },
     30_000,
   );
+});
+
+describe('npm run token, the small things', () => {
+  let env: Record<string, string>;
+  let t: TestApp;
+  const token = (...args: string[]) => run('npm', ['run', '--silent', 'token', '--', ...args], env);
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    env = { DATABASE_URL: t.databaseUrl };
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each([['--help'], ['-h'], ['help']])(
+    'prints the usage for %s, exit 0',
+    async (flag) => {
+      const result = await token(flag);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^usage: npm run token -- <command>/);
+      expect(result.stdout).toMatch(/Names are 1 to 100 characters/);
+    },
+    30_000,
+  );
+
+  it('says so when a token was already revoked, and keeps the first time', async () => {
+    await t.tokens.create('twice');
+    const first = await token('revoke', 'twice');
+    expect(first.stdout.trim()).toBe('Revoked token "twice".');
+    const second = await token('revoke', 'twice');
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(
+      /^Token "twice" was already revoked, at \d{4}-\d\d-\d\dT[\d:.]+Z; nothing changed\.$/m,
+    );
+    const at = /at (\S+);/.exec(second.stdout)![1];
+    expect((await token('list')).stdout).toContain(`twice\t`);
+    expect((await token('list')).stdout).toContain(`revoked ${at}`);
+  }, 60_000);
+});
+
+/** `npm run plants -- export`, on whichever store the suite runs on. */
+describe('npm run plants -- export', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('prints every plant as a JSON line, in id order, with exact ids, page after page', async () => {
+    const ids = [-(2n ** 63n), -1n, 0n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n];
+    for (const [i, id] of ids.entries()) {
+      const body = `{"id": ${id}, "name": "export ${i}"${i % 2 === 0 ? ', "tag": "even"' : ''}}`;
+      const response = await request(t.server)
+        .post('/plants')
+        .set('Authorization', `Bearer ${t.token}`)
+        .set('Content-Type', 'application/json')
+        .send(body);
+      expect(response.status).toBe(200);
+    }
+    const result = await run('npm', ['run', '--silent', 'plants', '--', 'export'], { DATABASE_URL: t.databaseUrl });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toEqual(
+      ids.map((id, i) => `{"id":${id},"name":"export ${i}"${i % 2 === 0 ? ',"tag":"even"' : ''}}`),
+    );
+  }, 60_000);
+
+  it('reads in pages, so every plant comes out once however the pages fall', async () => {
+    const store = chooseStore(PLANT_STORES, t.dataSource, new StoreOutage());
+    const seen: string[] = [];
+    for await (const plant of store.list(2)) seen.push(plant.id);
+    expect(seen).toEqual([
+      '-9223372036854775808',
+      '-1',
+      '0',
+      '9007199254740992',
+      '9007199254740993',
+      '9223372036854775807',
+    ]);
+  });
+
+  it('prints its usage for --help, and refuses anything else with exit code 2', async () => {
+    const help = await run('npm', ['run', '--silent', 'plants', '--', '--help'], { DATABASE_URL: t.databaseUrl });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run plants -- export/);
+    const wrong = await run('npm', ['run', '--silent', 'plants', '--', 'import'], { DATABASE_URL: t.databaseUrl });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/usage/);
+  }, 60_000);
 });

@@ -33,8 +33,10 @@ const SELECT_TAKEN = {
   text: 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "id" = ANY($1::bigint[])',
 };
 
-const PAGE = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "id" > $1::bigint ORDER BY "id" LIMIT $2';
-const FIRST_PAGE = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" ORDER BY "id" LIMIT $1';
+// "plant"."id", the bigint column: a bare "id" in ORDER BY would be the text alias, in text order.
+const PAGE =
+  'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "plant"."id" > $1::bigint ORDER BY "plant"."id" LIMIT $2';
+const FIRST_PAGE = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" ORDER BY "plant"."id" LIMIT $1';
 
 /** Batches written at once: pipelining on the pool (10 connections) without starving lookups. */
 const MAX_BATCHES_IN_FLIGHT = 4;

@@ -56,8 +56,12 @@ export class SqlitePlantStore implements PlantStore {
     this.select = new PreparedStatement(dataSource, 'SELECT "name", "tag" FROM "plant" WHERE "id" = ?');
     // CAST keeps ids above 2^53 exact: better-sqlite3 would hand an INTEGER back as a double.
     const columns = 'SELECT CAST("id" AS TEXT) AS "id", "name", "tag" FROM "plant"';
-    this.firstPage = new PreparedStatement(dataSource, `${columns} ORDER BY "id" LIMIT ?`);
-    this.nextPage = new PreparedStatement(dataSource, `${columns} WHERE "id" > ? ORDER BY "id" LIMIT ?`);
+    // "plant"."id", the integer column: a bare "id" would be the text alias, in text order.
+    this.firstPage = new PreparedStatement(dataSource, `${columns} ORDER BY "plant"."id" LIMIT ?`);
+    this.nextPage = new PreparedStatement(
+      dataSource,
+      `${columns} WHERE "plant"."id" > ? ORDER BY "plant"."id" LIMIT ?`,
+    );
   }
 
   create(row: Plant): Promise<Outcome> {

@@ -1,0 +1,98 @@
+import { DataSource } from 'typeorm';
+import { parseDatabaseUrl } from '../src/config/configuration';
+import { openDataSource } from '../src/database/data-source-options';
+import { StoreOutage } from '../src/database/store-outage';
+import { chooseStore } from '../src/database/store-provider';
+import type { Outcome } from '../src/plants/create-outcome';
+import type { Plant } from '../src/plants/plant.entity';
+import type { PlantStore } from '../src/plants/plant-store';
+import { PLANT_STORES } from '../src/plants/plants.module';
+import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
+
+/**
+ * The store that `npm test` (SQLite) or `npm run test:postgres` (PostgreSQL) runs on, on its own:
+ * its batching (group commit on SQLite, one multi-row INSERT on PostgreSQL) decides every create
+ * of a batch exactly as if they had come one after the other, and commits all of it or none.
+ */
+describe(`the ${testStoreKind()} plant store`, () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let store: PlantStore;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    dataSource = await openDataSource(parseDatabaseUrl(database.url), 'server');
+    store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  const plant = (id: string, name: string, tag: string | null = null): Plant => ({ id, name, tag });
+  const stored = async (id: string): Promise<unknown[]> =>
+    dataSource.query(`SELECT CAST(id AS TEXT) AS id, name, tag FROM plant WHERE id = ${id}`);
+
+  it('decides duplicates inside one batch in arrival order', async () => {
+    // Called in one turn of the event loop: one batch.
+    const outcomes: Array<Promise<Outcome>> = [
+      store.create(plant('9007199254740993', 'first')),
+      store.create(plant('9007199254740993', 'first')),
+      store.create(plant('9007199254740993', 'second')),
+      store.create(plant('9007199254740992', 'neighbour', 'n')),
+      store.create(plant('9007199254740992', 'neighbour', null)),
+    ];
+    expect(await Promise.all(outcomes)).toEqual(['created', 'replayed', 'conflict', 'created', 'conflict']);
+    expect(await stored('9007199254740993')).toEqual([{ id: '9007199254740993', name: 'first', tag: null }]);
+    expect(await stored('9007199254740992')).toEqual([{ id: '9007199254740992', name: 'neighbour', tag: 'n' }]);
+  });
+
+  it('judges a batch against plants stored before it', async () => {
+    await store.create(plant('77', 'earlier', 'x'));
+    const outcomes = await Promise.all([
+      store.create(plant('77', 'earlier', 'x')),
+      store.create(plant('77', 'earlier', 'y')),
+      store.create(plant('78', 'new')),
+    ]);
+    expect(outcomes).toEqual(['replayed', 'conflict', 'created']);
+  });
+
+  it('rejects the whole batch when its commit fails, and stores none of it', async () => {
+    // A trigger that refuses one plant: the statement (PostgreSQL) or the transaction (SQLite)
+    // carrying the batch fails half-way.
+    if (testStoreKind() === 'postgres') {
+      await dataSource.query(
+        `CREATE FUNCTION refuse_poison() RETURNS trigger AS $$ BEGIN IF NEW.name = 'poison' THEN RAISE EXCEPTION 'poison'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+      );
+      await dataSource.query(
+        'CREATE TRIGGER refuse_poison BEFORE INSERT ON plant FOR EACH ROW EXECUTE FUNCTION refuse_poison()',
+      );
+    } else {
+      await dataSource.query(
+        `CREATE TRIGGER refuse_poison BEFORE INSERT ON plant WHEN NEW.name = 'poison' BEGIN SELECT RAISE(ABORT, 'poison'); END`,
+      );
+    }
+    try {
+      const results = await Promise.allSettled([
+        store.create(plant('501', 'before')),
+        store.create(plant('502', 'poison')),
+        store.create(plant('503', 'after')),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      for (const id of ['501', '502', '503']) expect(await stored(id)).toEqual([]);
+    } finally {
+      await dataSource.query(
+        testStoreKind() === 'postgres' ? 'DROP TRIGGER refuse_poison ON plant' : 'DROP TRIGGER refuse_poison',
+      );
+    }
+    // The next batch is not affected.
+    expect(await store.create(plant('501', 'before'))).toBe('created');
+  });
+
+  it('lists every plant once, in id order, page by page', async () => {
+    const seen: string[] = [];
+    for await (const row of store.list(2)) seen.push(row.id);
+    expect(seen).toEqual([...seen].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(['77', '78', '501', '9007199254740992', '9007199254740993']));
+  });
+});
