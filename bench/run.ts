@@ -100,14 +100,14 @@ function start(target: TargetName, env: Record<string, string>): Promise<{ child
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`${target} did not start`)), 30_000);
     child.on('exit', (code) => reject(new Error(`${target} exited with ${code}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /"port":(\d+)/.exec(seen);
       if (match) {
         clearTimeout(timer);
         // Keep draining stdout (the service logs a line per request) without keeping it.
-        child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
+        child.stdout.removeAllListeners('data');
+        child.stdout.resume();
         resolve({ child, port: Number(match[1]) });
       }
     });
