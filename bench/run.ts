@@ -157,28 +157,41 @@ interface Load {
   p99: number;
 }
 
-function driveWrk(port: number, token: string, seconds: number, script: string): Load {
-  const result = spawnSync(
+/** wrk runs as a child process, so this process keeps sampling the server's memory meanwhile. */
+function driveWrk(port: number, token: string, seconds: number, script: string): Promise<Load> {
+  const child = spawn(
     'wrk',
     ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}/plants`],
-    { env: { ...process.env, BENCH_TOKEN: token, BENCH_ID_BASE: String(idBase()) }, encoding: 'utf8' },
+    { env: { ...process.env, BENCH_TOKEN: token, BENCH_ID_BASE: String(idBase()) }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const line = /BENCH_JSON (\{.*\})/.exec(result.stdout)?.[1];
-  if (line === undefined) throw new Error(`wrk said:\n${result.stdout}\n${result.stderr}`);
-  const figures = JSON.parse(line) as {
-    requests: number;
-    durationUs: number;
-    errors: number;
-    p50Us: number;
-    p99Us: number;
-  };
-  return {
-    ok: figures.requests - figures.errors,
-    seconds: figures.durationUs / 1e6,
-    errors: figures.errors,
-    p50: Math.round(figures.p50Us / 100) / 10,
-    p99: Math.round(figures.p99Us / 100) / 10,
-  };
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', () => {
+      const line = /BENCH_JSON (\{.*\})/.exec(stdout)?.[1];
+      if (line === undefined) {
+        reject(new Error(`wrk said:\n${stdout}\n${stderr}`));
+        return;
+      }
+      const figures = JSON.parse(line) as {
+        requests: number;
+        durationUs: number;
+        errors: number;
+        p50Us: number;
+        p99Us: number;
+      };
+      resolve({
+        ok: figures.requests - figures.errors,
+        seconds: figures.durationUs / 1e6,
+        errors: figures.errors,
+        p50: Math.round(figures.p50Us / 100) / 10,
+        p99: Math.round(figures.p99Us / 100) / 10,
+      });
+    });
+  });
 }
 
 async function driveAutocannon(port: number, token: string, seconds: number): Promise<Load> {
@@ -242,7 +255,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
   const { child, port } = await start(target, { DATABASE_URL: store.url, WORKERS });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
-  const drive = (seconds: number): Promise<Load> | Load =>
+  const drive = (seconds: number): Promise<Load> =>
     LOAD === 'wrk' ? driveWrk(port, store.token, seconds, script) : driveAutocannon(port, store.token, seconds);
   try {
     await drive(2); // warm-up: JIT, caches, connections
