@@ -14,6 +14,8 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   transform,
   setupFiles: ['<rootDir>/jest.preload.mjs'],
+  // Sources name the .js files tsc emits (`import('./server.js')`); jest loads the .ts beside them.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
 /** @type {import('jest').Config} */
@@ -27,8 +29,6 @@ export default {
       ...common,
       displayName: 'client',
       testMatch: ['<rootDir>/client/test/**/*.spec.ts'],
-      // The client is an ES module package: its imports name the .js files that tsc will emit.
-      moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
     },
     // Needs Debian's chromium, so only `npm run test:browser` runs it.
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },

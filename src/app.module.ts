@@ -1,6 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { ThrottlerModule } from '@nestjs/throttler';
 import type { ValidationError } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module';
@@ -27,8 +26,6 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
   return new ApiError(ErrorCode.BadRequest, `Invalid NewPlant: ${flattenMessages(errors).join('; ')}`);
 }
 
-const MINUTE_MS = 60_000;
-
 /**
  * The application, built from a validated configuration and an open store, which the caller
  * (`createApp`, for the server and the tests alike) has made once. Everything global is
@@ -36,16 +33,19 @@ const MINUTE_MS = 60_000;
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, dataSource: DataSource): DynamicModule {
+  static async forRoot(config: AppConfig, dataSource: DataSource): Promise<DynamicModule> {
+    // Loaded only when RATE_LIMIT is set: @nestjs/throttler is CommonJS requiring ES-module Nest,
+    // which Node does (require(esm)), but jest only from Node 24.9 on.
+    const rateLimit =
+      config.rateLimit === undefined
+        ? []
+        : [(await import('./auth/rate-limit.module.js')).RateLimitModule.forRoot(config.rateLimit)];
     return {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
         DatabaseModule.forRoot(dataSource),
-        ThrottlerModule.forRoot({
-          throttlers: [{ ttl: MINUTE_MS, limit: config.rateLimit ?? Number.MAX_SAFE_INTEGER }],
-          skipIf: () => config.rateLimit === undefined,
-        }),
+        ...rateLimit,
         AuthModule,
         PlantsModule,
         HealthModule,

@@ -27,7 +27,7 @@ export async function createApp(
   const instance = express().set('case sensitive routing', true).set('strict routing', true);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource),
+      await AppModule.forRoot(config, dataSource),
       new ExpressAdapter(instance),
       {
         bodyParser: false,

@@ -10,7 +10,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { Public } from '../auth/public.decorator';
-import { TokenThrottlerGuard } from '../auth/token-throttler.guard';
+import { RateLimitGuard } from '../auth/rate-limit.guard';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { JsonBodyInterceptor } from '../http/json-body.interceptor';
@@ -27,7 +27,7 @@ export class PlantsController {
 
   @Post()
   @HttpCode(200)
-  @UseGuards(TokenThrottlerGuard)
+  @UseGuards(RateLimitGuard)
   @UseInterceptors(JsonBodyInterceptor)
   @ApiOperation({
     operationId: 'createPlant',

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -123,6 +124,40 @@ describe('starting the server', () => {
       expect((statSync(join(dir, 'private')).mode & 0o777).toString(8)).toBe('700');
     } finally {
       await stopServer(server);
+    }
+  });
+});
+
+describe('npm run start:prod in a terminal', () => {
+  it('stops on Ctrl-C (SIGINT to the whole process group): drains, exits, frees the port', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-npm-'));
+    try {
+      // A terminal sends Ctrl-C to every process of the foreground group: npm and the server.
+      const child = spawn('npm', ['run', '--silent', 'start:prod'], {
+        env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'store.sqlite')}` },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const deadline = Date.now() + 20_000;
+      while (!/"port":(\d+)/.test(stdout) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const port = Number(/"port":(\d+)/.exec(stdout)![1]);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+
+      process.kill(-child.pid!, 'SIGINT');
+      await exited; // npm's own exit status on a signal is npm's business; the server's is below
+      const stopBy = Date.now() + 5_000;
+      while (!/"msg":"stopped: /.test(stdout) && Date.now() < stopBy) await new Promise((r) => setTimeout(r, 100));
+      expect(stdout).toMatch(/"msg":"stopped: drained and closed the store in \d+ ms"/);
+      const refused = await fetch(`http://127.0.0.1:${port}/health`).then(
+        () => 'answered',
+        () => 'refused',
+      );
+      expect(refused).toBe('refused');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
