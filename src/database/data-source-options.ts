@@ -7,18 +7,22 @@ import type { DatabaseConfig } from '../config/configuration';
 import { Plant } from '../plants/plant.entity';
 import { runMigrationsSafely } from './migrate';
 import { CreatePlantStore1795305600000 } from './migrations/1795305600000-CreatePlantStore';
+import { nativeSqlite } from './sqlite';
 import { POSTGRES_LOCK_TIMEOUT_MS, POSTGRES_POOL_WAIT_MS, POSTGRES_STATEMENT_TIMEOUT_MS } from './postgres';
 
 export const ENTITIES = [Plant, ApiToken];
 export const MIGRATIONS = [CreatePlantStore1795305600000];
 
 /**
- * Who opens the store. The server waits for another process's SQLite lock asynchronously, so its
- * connection's own (blocking) busy timeout is 0; the operator commands may simply block a while.
+ * Who opens the store. Both wait up to 5 s for another process's SQLite lock while opening and
+ * migrating (several instances may start on one fresh file at once). Then the server stops
+ * waiting in SQLite's busy handler, which would block the event loop: its connection's busy
+ * timeout becomes 0, and the plant store waits for the lock asynchronously instead. The operator
+ * commands may simply block.
  */
 export type StoreClient = 'server' | 'command';
 
-const COMMAND_SQLITE_BUSY_TIMEOUT_MS = 5000;
+const OPEN_SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Durability: WAL with synchronous=FULL fsyncs the log on every commit, so a create that was
@@ -58,7 +62,7 @@ function makeDirectory(path: string): void {
  * TypeORM CLI. Schema changes happen only through the migrations, which run on start
  * (`openDataSource`); never `synchronize`.
  */
-export function dataSourceOptions(database: DatabaseConfig, client: StoreClient = 'command'): DataSourceOptions {
+export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
   const common = {
     entities: ENTITIES,
     migrations: MIGRATIONS,
@@ -89,7 +93,7 @@ export function dataSourceOptions(database: DatabaseConfig, client: StoreClient 
     ...common,
     type: 'better-sqlite3',
     database: database.path,
-    timeout: client === 'server' ? 0 : COMMAND_SQLITE_BUSY_TIMEOUT_MS,
+    timeout: OPEN_SQLITE_BUSY_TIMEOUT_MS,
     prepareDatabase: prepareSqlite,
   };
 }
@@ -124,8 +128,9 @@ export async function openDataSource(database: DatabaseConfig, client: StoreClie
   let dataSource: DataSource | undefined;
   try {
     if (database.type === 'sqlite') createPrivateFile(database.path);
-    dataSource = await new DataSource(dataSourceOptions(database, client)).initialize();
+    dataSource = await new DataSource(dataSourceOptions(database)).initialize();
     await runMigrationsSafely(dataSource);
+    if (client === 'server' && database.type === 'sqlite') nativeSqlite(dataSource).pragma('busy_timeout = 0');
     return dataSource;
   } catch (error) {
     if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);
