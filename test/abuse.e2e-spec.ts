@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { jest } from '@jest/globals';
 import request from 'supertest';
 import { SyncValidationPipe } from '../src/http/sync-validation.pipe';
+import { PlantsService } from '../src/plants/plants.service';
 import { startTestApp, type TestApp } from './support/app';
 import { rawRequest, replyBody } from './support/raw-http';
 
@@ -188,5 +189,38 @@ describe('abusive clients', () => {
       expect(line.length).toBeLessThan(1000);
       expect(line.match(/aaaa/g)?.length).toBeLessThan(70);
     });
+  });
+});
+
+describe('a client that half-closes after its request', () => {
+  it('still gets its answer, even when the store takes a while', async () => {
+    const t = await startTestApp();
+    try {
+      await t.app.listen(0, '127.0.0.1');
+      const port = (t.server.address() as AddressInfo).port;
+      // Hold the store up for a moment, so the answer is not ready when the client's FIN arrives.
+      const slow = jest
+        .spyOn(PlantsService.prototype, 'create')
+        .mockImplementationOnce(() => new Promise((resolve) => setTimeout(() => resolve({ name: 'late' }), 300)));
+      try {
+        const body = '{"id": 1, "name": "late"}';
+        const reply = await new Promise<string>((resolve) => {
+          const socket = connect(port, '127.0.0.1');
+          let text = '';
+          socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          socket.on('close', () => resolve(text));
+          socket.end(
+            `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          );
+        });
+        expect(reply).toMatch(/^HTTP\/1\.1 200 OK/);
+        expect(reply).toContain('{"name":"late"}');
+      } finally {
+        slow.mockRestore();
+      }
+    } finally {
+      await t.close();
+    }
   });
 });

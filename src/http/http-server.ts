@@ -42,6 +42,9 @@ function parserRefusal(error: NodeJS.ErrnoException): ErrorBody {
  *   of Node's bare 400, and an `Expect` Node does not know reaches it instead of a bare 417.
  */
 export function hardenHttpServer(server: Server, logger: Logger): void {
+  // A client may send its request and then close its side (FIN): it still wants the answer.
+  // Node's default would abort the request in flight and close; this answers it, then closes.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
