@@ -58,7 +58,12 @@ export function hardenHttpServer(server: Server, logger: Logger): void {
     // connection (it switches to keepAliveTimeout between requests): turn it back on.
     request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
     current.set(request.socket, { request, response });
-    response.once('close', () => current.delete(request.socket));
+    // And whatever moves, the answer is delivered within the deadline or the connection is cut.
+    const deadline = setTimeout(() => response.destroy(), RESPONSE_DEADLINE_MS).unref();
+    response.once('close', () => {
+      clearTimeout(deadline);
+      current.delete(request.socket);
+    });
   });
   server.on('timeout', (socket: Socket) => {
     const exchange = current.get(socket);
@@ -79,12 +84,6 @@ export function hardenHttpServer(server: Server, logger: Logger): void {
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     server.emit('request', request, response);
-  });
-
-  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
-    const deadline = setTimeout(() => response.destroy(), RESPONSE_DEADLINE_MS);
-    deadline.unref();
-    response.once('close', () => clearTimeout(deadline));
   });
 
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
