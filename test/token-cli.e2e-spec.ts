@@ -74,20 +74,6 @@ describe('npm run token', () => {
     },
     30_000,
   );
-});
-
-describe('npm run token, the small things', () => {
-  let env: Record<string, string>;
-  let t: TestApp;
-  const token = (...args: string[]) => run('npm', ['run', '--silent', 'token', '--', ...args], env);
-
-  beforeAll(async () => {
-    t = await startTestApp();
-    env = { DATABASE_URL: t.databaseUrl };
-  });
-  afterAll(async () => {
-    await t.close();
-  });
 
   it.each([['--help'], ['-h'], ['help']])(
     'prints the usage for %s, exit 0',

@@ -3,7 +3,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import type { Request, Response } from 'express';
 import { StoreUnavailableError } from '../database/store-unavailable.error';
 import { ApiError } from './api-error';
-import { type ErrorBody, ErrorCode, isErrorCode } from './error-codes';
+import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from './error-codes';
 import { type ErrorHeaders, writeError } from './error-response';
 
 interface Failure {
@@ -15,7 +15,7 @@ interface Failure {
 
 /** Nest's own exceptions (its router's 404) carry its wording; ours is clearer. */
 const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
-  404: 'Not found: the only path is POST /plants',
+  404: NOT_FOUND.message,
 };
 
 export function describeFailure(exception: unknown): Failure {

@@ -47,3 +47,6 @@ export interface ErrorBody {
   error: ErrorCode;
   message: string;
 }
+
+/** The answer for any path but `/plants`, from Nest's router and from the /docs allowlist alike. */
+export const NOT_FOUND: ErrorBody = { error: ErrorCode.NotFound, message: 'Not found: the only path is POST /plants' };

@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
-import { ErrorCode, ERROR_CODES } from '../errors/error-codes';
+import { ERROR_CODES, NOT_FOUND } from '../errors/error-codes';
 import { writeError } from '../errors/error-response';
 import { PlantDto } from '../plants/dto/plant.dto';
 
@@ -113,7 +113,7 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
   app.use(`/${DOCS_PATH}`, (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => {
     // Mounted on /docs, so the URL here is what follows it: "/" or "/swagger-ui.css".
     if (!DOCS_FILES.test((request.url ?? '/').split('?')[0])) {
-      writeError(request, response, { error: ErrorCode.NotFound, message: 'Not found: the only path is POST /plants' });
+      writeError(request, response, NOT_FOUND);
       return;
     }
     headers(request, response, next);
