@@ -1,7 +1,9 @@
+import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
 import { openDataSource } from '../src/database/data-source-options';
-import { freshDatabase, type TestDatabase } from './support/databases';
+import { nativeSqlite } from '../src/database/sqlite';
+import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 
 describe('migrations', () => {
   let database: TestDatabase;
@@ -32,5 +34,31 @@ describe('migrations', () => {
     }
     await dataSource.runMigrations();
     expect(await dataSource.showMigrations()).toBe(false);
+  });
+});
+
+(testStoreKind() === 'sqlite' ? describe : describe.skip)('opening a new SQLite file', () => {
+  // Several workers or instances starting on one new file: while one holds the write lock,
+  // SQLite refuses the others' switch to WAL at once, without waiting in its busy handler.
+  it('waits while another connection writes it, then switches it to WAL', async () => {
+    const database = await freshDatabase();
+    const config = parseDatabaseUrl(database.url);
+    if (config.type !== 'sqlite') throw new Error('a SQLite test database was expected');
+    const other = new Database(config.path);
+    try {
+      other.exec('BEGIN IMMEDIATE; CREATE TABLE elsewhere (x)');
+      const released = setTimeout(() => other.exec('COMMIT'), 200);
+      const dataSource = await openDataSource(config, 'server');
+      clearTimeout(released);
+      try {
+        expect(nativeSqlite(dataSource).pragma('journal_mode', { simple: true })).toBe('wal');
+        expect(await dataSource.showMigrations()).toBe(false);
+      } finally {
+        await dataSource.destroy();
+      }
+    } finally {
+      other.close();
+      await database.drop();
+    }
   });
 });

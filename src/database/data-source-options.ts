@@ -1,5 +1,6 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { ApiToken } from '../auth/api-token.entity';
@@ -7,7 +8,7 @@ import type { DatabaseConfig } from '../config/configuration';
 import { Plant } from '../plants/plant.entity';
 import { runMigrationsSafely } from './migrate';
 import { CreatePlantStore1795305600000 } from './migrations/1795305600000-CreatePlantStore';
-import { nativeSqlite } from './sqlite';
+import { isSqliteBusy, nativeSqlite } from './sqlite';
 import { POSTGRES_LOCK_TIMEOUT_MS, POSTGRES_POOL_WAIT_MS, POSTGRES_STATEMENT_TIMEOUT_MS } from './postgres';
 
 export const ENTITIES = [Plant, ApiToken];
@@ -24,14 +25,31 @@ export type StoreClient = 'server' | 'command';
 
 const OPEN_SQLITE_BUSY_TIMEOUT_MS = 5000;
 
+/** How often switching a fresh file to WAL is tried again while another process writes it. */
+const WAL_SWITCH_RETRY_MS = 5;
+
 /**
  * Durability: WAL with synchronous=FULL fsyncs the log on every commit, so a create that was
  * answered 200 survives a crash of the process or of the machine. (NORMAL would only survive
  * a crash of the process.)
+ *
+ * Switching a fresh file to WAL fails at once with SQLITE_BUSY, without SQLite's busy handler,
+ * while another process holds its write lock (it would deadlock otherwise): the case of several
+ * workers or instances starting on one new file. So it is tried again here, as the migrations
+ * are, until the same deadline as every other lock wait while opening.
  */
-function prepareSqlite(db: Database.Database): void {
+async function prepareSqlite(db: Database.Database): Promise<void> {
   if (db.memory) return;
-  db.pragma('journal_mode = WAL');
+  const deadline = Date.now() + OPEN_SQLITE_BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      break;
+    } catch (error) {
+      if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
+      await sleep(WAL_SWITCH_RETRY_MS);
+    }
+  }
   db.pragma('synchronous = FULL');
 }
 
