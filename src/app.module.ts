@@ -56,6 +56,7 @@ export class AppModule {
           provide: APP_PIPE,
           useValue: new SyncValidationPipe({
             transform: true,
+            validateCustomDecorators: true, // the body comes from @JsonBody
             whitelist: true, // unknown properties are ignored: not stored, not echoed
             forbidNonWhitelisted: false,
             forbidUnknownValues: true,

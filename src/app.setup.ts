@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
 import { openDataSource } from './database/data-source-options';
 import { Draining } from './http/draining';
+import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
 import { hardenHttpServer } from './http/http-server';
 import { httpRequestChecks } from './http/request-checks';
 import { nestLogger, requestLogger } from './logging/logging';
@@ -15,7 +16,7 @@ import { setupOpenApi } from './openapi/openapi';
  * The whole application, as the server runs it and as the e2e tests get it: the store opened
  * and migrated first (a StoreOpenError names DATABASE_URL and the cause), then Nest on Express.
  * Nest's own JSON parser stays off: it would round ids above 2^53 before any pipe could see
- * them (see JsonBodyInterceptor).
+ * them (see JsonBody).
  */
 export async function createApp(
   config: AppConfig,
@@ -24,7 +25,10 @@ export async function createApp(
 ): Promise<NestExpressApplication> {
   const dataSource = await openDataSource(config.database, 'server');
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
-  const instance = express().set('case sensitive routing', true).set('strict routing', true);
+  const instance = express()
+    .set('case sensitive routing', true)
+    .set('strict routing', true)
+    .set(BODY_LIMIT_SETTING, config.bodyLimit);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
       await AppModule.forRoot(config, dataSource),

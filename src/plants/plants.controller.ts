@@ -1,4 +1,4 @@
-import { All, Body, Controller, HttpCode, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { All, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -13,8 +13,8 @@ import { Public } from '../auth/public.decorator';
 import { RateLimitGuard } from '../auth/rate-limit.guard';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
-import { JsonBodyInterceptor } from '../http/json-body.interceptor';
-import { NewPlant } from './dto/new-plant.dto';
+import { JsonBody } from '../http/json-body.decorator';
+import { NEW_PLANT_FIELDS, NewPlant } from './dto/new-plant.dto';
 import { PlantDto } from './dto/plant.dto';
 import { PlantsService } from './plants.service';
 
@@ -28,7 +28,6 @@ export class PlantsController {
   @Post()
   @HttpCode(200)
   @UseGuards(RateLimitGuard)
-  @UseInterceptors(JsonBodyInterceptor)
   @ApiOperation({
     operationId: 'createPlant',
     summary: 'Create a plant',
@@ -44,7 +43,7 @@ export class PlantsController {
     description: `Unexpected error. Every failure answers 400; \`error\` carries the code:\n${errorCodeTable}`,
     schema: { $ref: getSchemaPath('Error') },
   })
-  async create(@Body() newPlant: NewPlant): Promise<PlantDto> {
+  async create(@JsonBody(NEW_PLANT_FIELDS) newPlant: NewPlant): Promise<PlantDto> {
     return this.plantsService.create(newPlant);
   }
 

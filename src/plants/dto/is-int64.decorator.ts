@@ -8,6 +8,7 @@ export function isInt64(value: unknown): value is bigint {
   return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
 }
 
+/** A required int64: absent is "is required", anything else that is not one says what is expected. */
 export function IsInt64(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
@@ -15,7 +16,9 @@ export function IsInt64(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value: unknown) => isInt64(value),
         defaultMessage: (args) =>
-          `${args?.property ?? 'value'} must be an integer from ${INT64_MIN} to ${INT64_MAX} (int64)`,
+          args?.value === undefined
+            ? `${args?.property ?? 'value'} is required`
+            : `${args.property} must be an integer from ${INT64_MIN} to ${INT64_MAX} (int64)`,
       },
     },
     options,
