@@ -3,8 +3,9 @@
  * against three references, interleaved in one run (this machine is noisy: compare ratios within
  * a run, never absolute numbers across runs).
  *
- *   sqlite        node dist/main.js on a fresh SQLite file, fresh token (WORKERS as given)
- *   postgres      node dist/main.js on a fresh PostgreSQL database (skipped when none answers)
+ *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
+ *                 token (WORKERS as given)
+ *   postgres      the same on a fresh PostgreSQL database (skipped when none answers)
  *   express-echo  bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
  *   node-sqlite   bench/references/node-sqlite.ts: node:http + better-sqlite3, the whole job,
  *                 one transaction (one fsync) per request
@@ -17,10 +18,11 @@
  * (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS (the service's processes, 1),
  * BENCH_TARGETS (comma list, default all), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
- * BENCH_SERVICE_NODE_ARGS (extra `node` flags for the service).
+ * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`).
  * Figures are printed as a table and written to bench/results/latest.json.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,6 +56,20 @@ interface Figures {
   p99: number;
   errors: number;
   peakRssMb: number;
+  /** Requests answered but missing from the service's log (it keeps up, or it is not doing its job). */
+  lostLogLines: number;
+}
+
+/** What every answered request leaves in the service's log (see logRequest). */
+const REQUEST_LINE = '"msg":"request completed"';
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  /** The request lines the process has written to stdout so far. */
+  requestLines: () => number;
+  /** Resolves once its stdout has ended: every line it wrote has been counted. */
+  stdoutClosed: Promise<unknown>;
 }
 
 function hasWrk(): boolean {
@@ -62,11 +78,28 @@ function hasWrk(): boolean {
 const LOAD: 'wrk' | 'autocannon' =
   process.env.BENCH_LOAD === 'autocannon' || (process.env.BENCH_LOAD !== 'wrk' && !hasWrk()) ? 'autocannon' : 'wrk';
 
+function isService(target: TargetName): boolean {
+  return target === 'sqlite' || target === 'postgres';
+}
+
+/**
+ * The service runs as production runs it: with the `node` flags of `npm run start:prod` (its
+ * memory settings), unless BENCH_SERVICE_NODE_ARGS gives others ("" for none).
+ */
+function serviceNodeArgs(): string[] {
+  const given = process.env.BENCH_SERVICE_NODE_ARGS;
+  if (given !== undefined) return given.split(' ').filter(Boolean);
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const words = pkg.scripts['start:prod'].split(/\s+/);
+  return words.slice(1, words.indexOf('dist/main.js'));
+}
+const SERVICE_NODE_ARGS = serviceNodeArgs();
+
 function commandFor(target: TargetName): string[] {
   switch (target) {
     case 'sqlite':
     case 'postgres':
-      return [...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean), join(ROOT, 'dist/main.js')];
+      return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
     case 'express-echo':
       return [...TS_NODE, join(ROOT, 'bench/references/express-echo.ts')];
     case 'node-sqlite':
@@ -90,12 +123,13 @@ function rssOfTree(pid: number): number {
   return total;
 }
 
-function start(target: TargetName, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+function start(target: TargetName, env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, commandFor(target), {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const stdoutClosed = once(child.stdout, 'close');
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`${target} did not start`)), 30_000);
@@ -105,10 +139,17 @@ function start(target: TargetName, env: Record<string, string>): Promise<{ child
       const match = /"port":(\d+)/.exec(seen);
       if (match) {
         clearTimeout(timer);
-        // Keep draining stdout (the service logs a line per request) without keeping it.
+        // Keep draining stdout (the service logs a line per request), counting request lines
+        // without keeping them; `tail` carries a line cut between two chunks.
+        let lines = 0;
+        let tail = '';
         child.stdout.removeAllListeners('data');
-        child.stdout.resume();
-        resolve({ child, port: Number(match[1]) });
+        child.stdout.on('data', (more: Buffer) => {
+          const text = tail + more.toString('latin1');
+          lines += text.split(REQUEST_LINE).length - 1;
+          tail = text.slice(1 - REQUEST_LINE.length);
+        });
+        resolve({ child, port: Number(match[1]), requestLines: () => lines, stdoutClosed });
       }
     });
   });
@@ -252,24 +293,29 @@ async function freshStore(store: Store, dir: string): Promise<{ url: string; tok
 async function measure(target: TargetName, script: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
   const store = await freshStore(STORE[target], dir);
-  const { child, port } = await start(target, { DATABASE_URL: store.url, WORKERS });
+  const { child, port, requestLines, stdoutClosed } = await start(target, { DATABASE_URL: store.url, WORKERS });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
   const drive = (seconds: number): Promise<Load> =>
     LOAD === 'wrk' ? driveWrk(port, store.token, seconds, script) : driveAutocannon(port, store.token, seconds);
   try {
-    await drive(2); // warm-up: JIT, caches, connections
+    const warmUp = await drive(2); // JIT, caches, connections
     const load = await drive(DURATION);
+    clearInterval(sampler);
+    await stop(child);
+    await stdoutClosed;
+    const answered = warmUp.ok + warmUp.errors + load.ok + load.errors;
     return {
       createsPerSecond: load.ok / load.seconds,
       p50: load.p50,
       p99: load.p99,
       errors: load.errors,
       peakRssMb: Math.round(peak / 1024 / 1024),
+      lostLogLines: isService(target) ? Math.max(0, answered - requestLines()) : 0,
     };
   } finally {
     clearInterval(sampler);
-    await stop(child);
+    if (child.exitCode === null && child.signalCode === null) await stop(child);
     await store.drop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -305,6 +351,7 @@ async function main(): Promise<void> {
       ? 'load generator: wrk (1 thread)\n'
       : 'load generator: autocannon (wrk not found: apt-get install wrk); it shares the cores with the server, so figures are low\n',
   );
+  process.stdout.write(`service: node ${[...SERVICE_NODE_ARGS, 'dist/main.js'].join(' ')}, WORKERS=${WORKERS}\n`);
   process.stdout.write('building the service (npm run build)...\n');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const scriptDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-wrk-'));
@@ -321,7 +368,8 @@ async function main(): Promise<void> {
       rounds[target].push(figures);
       process.stdout.write(
         `round ${round} ${target.padEnd(12)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
-          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB\n`,
+          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB` +
+          (isService(target) ? `  log lines lost ${figures.lostLogLines}\n` : '\n'),
       );
     }
   }
@@ -337,6 +385,7 @@ async function main(): Promise<void> {
           p99: median(list.map((f) => f.p99)),
           errors: list.reduce((sum, f) => sum + f.errors, 0),
           peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
+          lostLogLines: list.reduce((sum, f) => sum + f.lostLogLines, 0),
         },
       ];
     }),
@@ -360,7 +409,8 @@ async function main(): Promise<void> {
     }),
   ];
   process.stdout.write(
-    `\n${LOAD}, medians of ${ROUNDS} interleaved rounds, ${DURATION} s each, ${CONNECTIONS} connections, every 200 durable:\n` +
+    `\n${LOAD}, medians of ${ROUNDS} interleaved rounds, ${DURATION} s each, ${CONNECTIONS} connections, every 200 durable; ` +
+      `service: node ${[...SERVICE_NODE_ARGS, 'dist/main.js'].join(' ')}:\n` +
       `${lines.join('\n')}\n` +
       Object.entries(ratios)
         .filter(([, value]) => value !== null)
@@ -368,10 +418,14 @@ async function main(): Promise<void> {
         .join('   ') +
       '\n',
   );
+  for (const target of targets.filter(isService)) {
+    const lost = summary[target]!.lostLogLines;
+    if (lost > 0) process.stdout.write(`warning: ${target} answered ${lost} requests it did not log\n`);
+  }
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench/results/latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, perRound: rounds }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, serviceNodeArgs: SERVICE_NODE_ARGS, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, perRound: rounds }, null, 2)}\n`,
   );
 }
 

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
-import { setFlagsFromString } from 'node:v8';
 import type { Logger } from 'pino';
 import {
   type AppConfig,
@@ -79,11 +78,6 @@ async function bootstrap(): Promise<void> {
     supervise(config, logger);
     return;
   }
-  // Under load most garbage is promoted a request at a time and V8 lets the old space grow to
-  // several times the live heap before a full collection: peak RSS ~250 MB for ~45 MB live.
-  // Growing it by at most 100% per GC keeps the peak under 200 MB at the same throughput
-  // (npm run bench, BENCH_SERVICE_NODE_ARGS). It is a heuristic, not a limit: no OOM risk.
-  setFlagsFromString('--heap-growing-percent=100');
   // Loaded only here, so that a cluster primary never loads the app (Nest, TypeORM, ...).
   const { serve } = await import('./server.js');
   await serve(config, logger);
