@@ -1,25 +1,23 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import {
-  type AppConfig,
-  ConfigError,
-  DEFAULTS,
-  type LogLevel,
-  loadConfig,
-  readEnvironment,
-} from './config/configuration';
-import { createRootLogger } from './logging/logging';
+import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
+import { createRootLogger, exitAfterLogs } from './logging/logging';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
-/** The configuration, from the environment over `.env`, or one JSON line naming the bad variable and exit 1. */
-function configOrExit(): AppConfig {
+/**
+ * The configuration, from the environment over `.env`; or one JSON line naming the bad variable,
+ * exit 1 once it is written, and undefined meanwhile.
+ */
+function configOrExit(): AppConfig | undefined {
   try {
     return loadConfig(readEnvironment());
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    createRootLogger(DEFAULTS.LOG_LEVEL as LogLevel).fatal(`Configuration error: ${error.message}`);
-    process.exit(1);
+    const logger = createRootLogger(DEFAULTS.LOG_LEVEL);
+    logger.fatal(`Configuration error: ${error.message}`);
+    exitAfterLogs(logger, 1);
+    return undefined;
   }
 }
 
@@ -53,7 +51,7 @@ function supervise(config: AppConfig, logger: Logger): void {
       setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
     }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+      if (Object.keys(cluster.workers ?? {}).length === 0) exitAfterLogs(logger, exitCode);
       return;
     }
     serving.delete(worker.id);
@@ -73,6 +71,7 @@ function supervise(config: AppConfig, logger: Logger): void {
 
 async function bootstrap(): Promise<void> {
   const config = configOrExit();
+  if (config === undefined) return;
   const logger = createRootLogger(config.logLevel);
   if (config.workers > 1 && cluster.isPrimary) {
     supervise(config, logger);

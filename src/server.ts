@@ -6,6 +6,7 @@ import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
 import { StoreOpenError } from './database/data-source-options';
 import { Draining } from './http/draining';
+import { exitAfterLogs } from './logging/logging';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
 /** A start-up failure the operator can act on, said in one line naming the setting. */
@@ -49,7 +50,8 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   } catch (error) {
     if (error instanceof StoreOpenError) logger.fatal(error.message);
     else logger.fatal({ err: error }, 'start-up failed');
-    process.exit(1);
+    exitAfterLogs(logger, 1);
+    return;
   }
   const server = app.getHttpServer();
 
@@ -64,7 +66,7 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
     logger.info({ context: 'Shutdown' }, `${signal}: finishing requests in flight, then closing the store`);
     setTimeout(() => {
       logger.error({ context: 'Shutdown' }, `still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
-      process.exit(1);
+      exitAfterLogs(logger, 1);
     }, SHUTDOWN_DEADLINE_MS).unref();
     const closed = closeServer(server);
     draining.start();
@@ -74,11 +76,11 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
         () => {
           const drainMs = Date.now() - began;
           logger.info({ context: 'Shutdown', drainMs }, `stopped: drained and closed the store in ${drainMs} ms`);
-          process.exit(0);
+          exitAfterLogs(logger, 0);
         },
         (error: unknown) => {
           logger.error({ context: 'Shutdown', err: error }, 'could not close cleanly');
-          process.exit(1);
+          exitAfterLogs(logger, 1);
         },
       );
   };
@@ -90,7 +92,8 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   } catch (error) {
     logger.fatal(listenFailure(error as NodeJS.ErrnoException, config));
     await app.close().catch(() => undefined);
-    process.exit(1);
+    exitAfterLogs(logger, 1);
+    return;
   }
   if (cluster.isWorker) {
     logger.info({ context: 'Bootstrap', port: address.port }, `worker ${cluster.worker?.id} serving`);

@@ -6,9 +6,63 @@ import type { LogLevel } from '../config/configuration';
 import { failureCodeOf } from '../errors/error-response';
 import { requestIdOf } from '../http/request-id';
 
+/**
+ * Log lines go to stdout off the event loop: pino's own destination (sonic-boom, asynchronous,
+ * writes of up to 16 KB, whatever has gathered while the last one was under way), with a bound
+ * pino's default does not set: at most BUFFERED_LOG_BYTES wait. Past that, while nobody reads
+ * stdout, lines are dropped and counted (in a line of their own once stdout drains) rather than
+ * held in memory. A synchronous destination would instead stop every request whenever stdout
+ * is slow to read. (Gathering lines into fewer, larger writes on purpose did not pay: under load
+ * each write already carries everything logged while the previous one was under way.)
+ */
+const BUFFERED_LOG_BYTES = 16 * 1024 * 1024;
+/** How long a stopping process waits for its last log lines to reach stdout. */
+const LOG_FLUSH_DEADLINE_MS = 2_000;
+
+/** Where the log goes: stdout, unless a test says otherwise. */
+export interface LogDestination {
+  fd: number;
+  /** The most that may wait to be written; past it, lines are dropped and counted. */
+  bufferBytes: number;
+}
+
 /** The process's one pino logger: request lines and Nest's own logs go through it. */
-export function createRootLogger(level: LogLevel): Logger {
-  return pino({ level });
+export function createRootLogger(
+  level: LogLevel,
+  { fd, bufferBytes }: LogDestination = { fd: 1, bufferBytes: BUFFERED_LOG_BYTES },
+): Logger {
+  const destination = pino.destination({
+    dest: fd,
+    sync: false,
+    maxLength: bufferBytes,
+    // A write still starts as soon as anything waits (a line is never shorter). With the default
+    // 0, sonic-boom's flush(cb) calls back at once, even with a write under way: exitAfterLogs
+    // would then exit before it, and lose it.
+    minLength: 1,
+  });
+  const logger = pino({ level }, destination);
+  let dropped = 0;
+  destination.on('drop', () => {
+    if (dropped++ > 0) return;
+    // 'drain': what was waiting has been written, so there is room for this line again.
+    destination.once('drain', () => {
+      logger.warn({ dropped }, `dropped ${dropped} log lines: stdout was not being read fast enough`);
+      dropped = 0;
+    });
+  });
+  return logger;
+}
+
+/**
+ * Ends the process with `code` once every line logged so far has been written. `process.exit`
+ * alone loses lines when stdout is backed up: pino's exit hook writes what is queued, but not
+ * the write still under way. A stdout that nobody reads holds it up for at most
+ * LOG_FLUSH_DEADLINE_MS.
+ */
+export function exitAfterLogs(logger: Logger, code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), LOG_FLUSH_DEADLINE_MS);
+  logger.flush(() => process.exit(code));
 }
 
 /** No request writes more than this much path into the log, whatever it sent. */

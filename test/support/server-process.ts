@@ -1,5 +1,8 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, createReadStream, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { run } from './spawn';
 
 const ROOT = process.cwd();
@@ -7,7 +10,9 @@ export const MAIN = join(ROOT, 'dist/main.js');
 export const TOKEN_CLI = join(ROOT, 'dist/cli/token.js');
 
 export interface ServerProcess {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
+  /** What the test reads the server's stdout from; pause it to stop reading. */
+  stdout: Readable;
   port: number;
   url: string;
   /** Every line the server wrote to stdout so far. */
@@ -17,33 +22,59 @@ export interface ServerProcess {
 }
 
 /**
+ * Where the server's stdout goes: `socket`, Node's default for a child (a socket pair, which
+ * this kernel lets buffer megabytes unread), or `pipe`, a real pipe (a FIFO) as a shell,
+ * systemd or a container runtime gives a service, which holds 64 KB.
+ */
+export type StdoutKind = 'socket' | 'pipe';
+
+/** A FIFO for the server's stdout: the descriptor to hand it, the stream to read, a clean-up. */
+function stdoutPipe(): { fd: number; stream: Readable; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-stdout-'));
+  const fifo = join(dir, 'stdout');
+  execFileSync('mkfifo', [fifo]);
+  // Read and write, so that opening it does not wait for a reader; the child gets a copy.
+  const fd = openSync(fifo, 'r+');
+  return { fd, stream: createReadStream(fifo), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
  * Starts the built server (`node dist/main.js`, as `npm run start:prod` does) on a free port
  * and resolves once it listens. jest's global setup builds `dist/` first.
  */
-export function startServer(env: Record<string, string>, timeoutMs = 20_000, cwd?: string): Promise<ServerProcess> {
+export function startServer(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  cwd?: string,
+  stdoutKind: StdoutKind = 'socket',
+): Promise<ServerProcess> {
+  const pipe = stdoutKind === 'pipe' ? stdoutPipe() : undefined;
   const child = spawn(process.execPath, [MAIN], {
     cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', pipe?.fd ?? 'pipe', 'pipe'],
   });
+  if (pipe !== undefined) closeSync(pipe.fd);
+  const out = pipe?.stream ?? child.stdout!;
   let stdout = '';
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | string>((resolve) => {
     child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
   });
+  void exited.then(() => pipe?.remove());
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`server did not start in ${timeoutMs} ms:\n${stdout}\n${stderr}`));
     }, timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
+    out.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = /"port":(\d+)/.exec(stdout);
       if (match) {
         clearTimeout(timer);
         const port = Number(match[1]);
-        resolve({ child, port, url: `http://127.0.0.1:${port}`, output: () => stdout, exited });
+        resolve({ child, stdout: out, port, url: `http://127.0.0.1:${port}`, output: () => stdout, exited });
       }
     });
     void exited.then((code) => {

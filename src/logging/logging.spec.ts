@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRootLogger } from './logging';
+
+describe('the root logger', () => {
+  it('drops what it cannot hold while stdout is not read, and says how much once it is', async () => {
+    // A real pipe, unread at first: it holds 64 KB, the logger at most `bufferBytes` more.
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    const fifo = join(dir, 'log');
+    execFileSync('mkfifo', [fifo]);
+    // The logger's destination owns this descriptor from here on (and closes it if it ends).
+    const fd = openSync(fifo, 'r+');
+    try {
+      const logger = createRootLogger('info', { fd, bufferBytes: 16 * 1024 });
+      const lines = 2000; // ~240 KB: far more than both can hold
+      for (let i = 0; i < lines; i++) logger.info({ i, pad: 'x'.repeat(150) }, 'line');
+
+      let text = '';
+      // Read as Node reads a pipe (non-blocking, polled), so that it can be stopped at any time.
+      const reader = new Socket({ fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK), writable: false });
+      reader.on('data', (chunk) => (text += chunk.toString()));
+      await new Promise<void>((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error(`no count line in:\n${text.slice(-500)}`)), 10_000);
+        const check = setInterval(() => {
+          if (/dropped \d+ log lines/.test(text)) {
+            clearInterval(check);
+            clearTimeout(deadline);
+            resolve();
+          }
+        }, 20);
+      });
+      await new Promise((resolve) => logger.flush(resolve));
+      reader.destroy();
+
+      const entries = text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { msg: string; dropped?: number; i?: number });
+      const report = entries.find((entry) => entry.dropped !== undefined);
+      const written = entries.filter((entry) => entry.msg === 'line');
+      expect(report?.dropped).toBeGreaterThan(0);
+      // Every line is either written, whole, or counted.
+      expect(written.length + report!.dropped!).toBe(lines);
+      expect(written.map((entry) => entry.i)).toEqual([...written.map((entry) => entry.i)].sort((a, b) => a! - b!));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,85 @@
+import { once } from 'node:events';
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
+
+// These tests start real server processes and send a few thousand requests.
+jest.setTimeout(60_000);
+
+/**
+ * Many more request lines than stdout can hold unread: a line is ~250 bytes, and the server's
+ * stdout here is a real pipe (see startServer), which holds 64 KB.
+ */
+const CREATES = 4000;
+const CONCURRENCY = 16;
+
+/** Creates CREATES plants, CONCURRENCY at a time, each bounded in time; resolves with the statuses. */
+async function createMany(server: ServerProcess, token: string, firstId: number): Promise<number[]> {
+  const statuses: number[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < CREATES) {
+      const id = firstId + next++;
+      const response = await fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ id, name: `logged ${id}` }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return statuses;
+}
+
+/**
+ * The request log goes to stdout, which an operator's pipe, terminal or log collector may read
+ * slowly or not at all for a while. That must not hold requests up, and a stop must still write
+ * every line once stdout is read again.
+ */
+describe('the log on stdout', () => {
+  let dir: string;
+  let databaseUrl: string;
+  let token: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
+    token = await createToken(databaseUrl, 'logging');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('does not hold requests up while nobody reads it', async () => {
+    const server = await startServer({ DATABASE_URL: databaseUrl }, undefined, undefined, 'pipe');
+    try {
+      server.stdout.pause();
+      const statuses = await createMany(server, token, 1_000_000);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(statuses).toHaveLength(CREATES);
+    } finally {
+      server.stdout.resume();
+      await stopServer(server);
+    }
+  });
+
+  it('writes every line whole, the last one last, when it stops with its log backed up', async () => {
+    const server = await startServer({ DATABASE_URL: databaseUrl }, undefined, undefined, 'pipe');
+    server.stdout.pause();
+    await createMany(server, token, 2_000_000);
+    server.child.kill('SIGTERM');
+    // Still unread while it stops: the last lines queue behind the ones already waiting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ended = once(server.stdout, 'end');
+    server.stdout.resume();
+    expect(await server.exited).toBe(0);
+    await ended;
+
+    const lines = server.output().trimEnd().split('\n');
+    const entries = lines.map((line) => JSON.parse(line) as { msg?: string; req?: { path?: string } });
+    expect(entries.filter((entry) => entry.req?.path === '/plants')).toHaveLength(CREATES);
+    expect(entries.at(-1)?.msg).toMatch(/^stopped: drained and closed the store/);
+  });
+});
