@@ -39,8 +39,8 @@ function stdoutPipe(): { fd: number; stream: Readable; remove(): void } {
 }
 
 /**
- * Starts the built server (`node dist/main.js`, as `npm run start:prod` does) on a free port
- * and resolves once it listens. jest's global setup builds `dist/` first.
+ * Starts the built server (`node dist/main.js`, as `npm run start:prod` does, less its memory
+ * flags) on a free port and resolves once it listens. jest's global setup builds `dist/` first.
  */
 export function startServer(
   env: Record<string, string>,
