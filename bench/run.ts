@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: durable creates per second of the built service, on SQLite and on PostgreSQL,
- * against three references, interleaved in one run (this machine is noisy: compare ratios within
+ * against four references, interleaved in one run (this machine is noisy: compare ratios within
  * a run, never absolute numbers across runs).
  *
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
@@ -11,6 +11,10 @@
  *                 one transaction (one fsync) per request
  *   node-pg       bench/references/node-pg.ts: node:http + pg (pool 10), one autocommit INSERT
  *                 per request
+ *   nest-sqlite   bench/references/nest-sqlite.ts: the service's own pieces at their plainest
+ *                 (Nest on Express, passport bearer guard, class-validator DTO, a pino line per
+ *                 request) around the same group commit on better-sqlite3, and nothing else: the
+ *                 most the service could do with these pieces
  *
  * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
  * on the same cores as the server and so understates everything; the run says which. Every
@@ -38,7 +42,7 @@ const WORKERS = process.env.WORKERS ?? '1';
 const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
-const ALL_TARGETS = ['sqlite', 'postgres', 'express-echo', 'node-sqlite', 'node-pg'] as const;
+const ALL_TARGETS = ['sqlite', 'postgres', 'express-echo', 'node-sqlite', 'node-pg', 'nest-sqlite'] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
 type Store = 'sqlite' | 'postgres' | 'none';
 
@@ -48,6 +52,7 @@ const STORE: Record<TargetName, Store> = {
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
   'node-pg': 'postgres',
+  'nest-sqlite': 'sqlite',
 };
 
 interface Figures {
@@ -106,6 +111,8 @@ function commandFor(target: TargetName): string[] {
       return [...TS_NODE, join(ROOT, 'bench/references/node-sqlite.ts')];
     case 'node-pg':
       return [...TS_NODE, join(ROOT, 'bench/references/node-pg.ts')];
+    case 'nest-sqlite':
+      return [...TS_NODE, join(ROOT, 'bench/references/nest-sqlite.ts')];
   }
 }
 
@@ -395,6 +402,8 @@ async function main(): Promise<void> {
   const ratios = {
     'sqlite / express-echo': ratio(summary.sqlite, summary['express-echo']),
     'sqlite / node-sqlite': ratio(summary.sqlite, summary['node-sqlite']),
+    'sqlite / nest-sqlite': ratio(summary.sqlite, summary['nest-sqlite']),
+    'nest-sqlite / express-echo': ratio(summary['nest-sqlite'], summary['express-echo']),
     'postgres / node-pg': ratio(summary.postgres, summary['node-pg']),
     'postgres / express-echo': ratio(summary.postgres, summary['express-echo']),
   };
@@ -404,7 +413,7 @@ async function main(): Promise<void> {
     `|---|---|---|---|---|---|`,
     ...targets.map((target) => {
       const f = summary[target]!;
-      const label = STORE[target] !== 'none' && !target.startsWith('node-') ? `${target} (WORKERS=${WORKERS})` : target;
+      const label = isService(target) ? `${target} (WORKERS=${WORKERS})` : target;
       return `| ${label} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.errors} | ${f.peakRssMb} |`;
     }),
   ];
