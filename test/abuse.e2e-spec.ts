@@ -53,6 +53,46 @@ describe('abusive clients', () => {
       expectRawFailure(reply, 400);
     });
 
+    it('a transfer coding other than chunked (gzip, chunked): 400, and nothing stored', async () => {
+      const body = '{"id": 417001, "name": "gzipped?"}';
+      const reply = await rawRequest(
+        port,
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n` +
+          `Transfer-Encoding: gzip, chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      );
+      expectRawFailure(reply, 400);
+      expect(await t.storedPlant('417001')).toBeUndefined();
+    });
+
+    it.each(['HTTP/2.0', 'HTTP/1.2'])('a request line of %s: 400', async (version) => {
+      const reply = await rawRequest(port, `POST /plants ${version}\r\nContent-Length: 0\r\n\r\n`);
+      expectRawFailure(reply, 400);
+    });
+
+    it.each([
+      ['Authorization', () => `Authorization: Bearer ${t.token}\r\nAuthorization: Bearer other\r\n`],
+      ['Content-Type', () => `Authorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n`],
+      ['Content-Length', () => `Authorization: Bearer ${t.token}\r\nContent-Length: 30\r\n`],
+    ])('a repeated %s: 400, and nothing stored', async (_name, extra) => {
+      const body = '{"id": 417002, "name": "twice"}';
+      const reply = await rawRequest(
+        port,
+        `POST /plants HTTP/1.1\r\nHost: x\r\n${extra()}Content-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      expectRawFailure(reply, 400);
+      expect(await t.storedPlant('417002')).toBeUndefined();
+    });
+
+    it('POST /health: 405 with Allow: GET', async () => {
+      const reply = await rawRequest(
+        port,
+        'POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+      );
+      expectRawFailure(reply, 405);
+      expect(reply).toMatch(/\r\nallow: GET\r\n/i);
+    });
+
     it('CONNECT: 405, and a log line', async () => {
       const reply = await rawRequest(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
       expectRawFailure(reply, 405);

@@ -7,7 +7,7 @@ import { rawRequest, replyBody } from './support/raw-http';
 import { startTestApp, type TestApp } from './support/app';
 
 /**
- * One test (at least) for every row of CONTRACT.md's error table. Every failure is HTTP 400
+ * One test (at least) for every row of the error table (README, `src/errors/error-codes.ts`). Every failure is HTTP 400
  * with `{error, message}` and nothing else in the body.
  */
 /** The codes the tests below have seen answered; the last test checks that none is missing. */
@@ -141,7 +141,10 @@ describe('failures', () => {
       await request(t.server).post('/plants/1').set('Authorization', `Bearer ${t.token}`),
       ErrorCode.NotFound,
     );
-    expectFailure(await request(t.server).post('/'), ErrorCode.NotFound);
+    const root = await request(t.server).post('/');
+    expectFailure(root, ErrorCode.NotFound);
+    // /health and /docs exist too: the message does not claim /plants is the only path.
+    expect(root.body.message).toBe('Not found: no such path; the interface is POST /plants, documented at /docs');
   });
 
   it.each(['get', 'put', 'patch', 'delete'] as const)('405: answers %s /plants with Allow: POST', async (method) => {

@@ -49,4 +49,7 @@ export interface ErrorBody {
 }
 
 /** The answer for any path but `/plants`, from Nest's router and from the /docs allowlist alike. */
-export const NOT_FOUND: ErrorBody = { error: ErrorCode.NotFound, message: 'Not found: the only path is POST /plants' };
+export const NOT_FOUND: ErrorBody = {
+  error: ErrorCode.NotFound,
+  message: 'Not found: no such path; the interface is POST /plants, documented at /docs',
+};

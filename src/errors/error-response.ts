@@ -50,14 +50,14 @@ export function writeError(
 /**
  * The same answer written straight to a socket, for what never became a request: Node's HTTP
  * parser refusing bytes (a broken request line, oversized headers, a timeout) or a `CONNECT`.
- * The connection is always closed after it.
+ * It says `Connection: close`; the caller closes the connection after it (see Connections).
  */
 export function writeRawError(socket: Duplex, body: ErrorBody, requestId: string, headers: ErrorHeaders = {}): void {
   const json = JSON.stringify(body);
   const extra = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(
+  socket.write(
     'HTTP/1.1 400 Bad Request\r\n' +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(json)}\r\n` +
@@ -66,6 +66,4 @@ export function writeRawError(socket: Duplex, body: ErrorBody, requestId: string
       'Connection: close\r\n\r\n' +
       json,
   );
-  // Whatever else the client sends is not read: the connection ends once the answer is out.
-  socket.once('finish', () => socket.destroy());
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { writeError, writeRawError } from '../errors/error-response';
 import { logRequest } from '../logging/logging';
+import type { Connections } from './connections';
 
 /** A client that has not sent its whole header block in this time is cut off. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -41,7 +42,7 @@ function parserRefusal(error: NodeJS.ErrnoException): ErrorBody {
  * - a request without `Host` reaches the application (which answers it in the contract) instead
  *   of Node's bare 400, and an `Expect` Node does not know reaches it instead of a bare 417.
  */
-export function hardenHttpServer(server: Server, logger: Logger): void {
+export function hardenHttpServer(server: Server, logger: Logger, connections: Connections): void {
   // A client may send its request and then close its side (FIN): it still wants the answer.
   // Node's default would abort the request in flight and close; this answers it, then closes.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
@@ -52,27 +53,22 @@ export function hardenHttpServer(server: Server, logger: Logger): void {
   // arriving is answered (400, in the contract, logged) and closed; anything else, such as a
   // client that stopped reading its answer, is cut. (Left to itself, Node keeps the socket open
   // whenever something listens for the response's own 'timeout', as a static file stream may.)
-  const current = new WeakMap<Socket, { request: IncomingMessage; response: ServerResponse }>();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     // Node turns the idle timeout off for every request after the first on a kept-alive
     // connection (it switches to keepAliveTimeout between requests): turn it back on.
     request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
-    current.set(request.socket, { request, response });
     // And whatever moves, the answer is delivered within the deadline or the connection is cut.
     const deadline = setTimeout(() => response.destroy(), RESPONSE_DEADLINE_MS).unref();
-    response.once('close', () => {
-      clearTimeout(deadline);
-      current.delete(request.socket);
-    });
+    response.once('close', () => clearTimeout(deadline));
   });
   server.on('timeout', (socket: Socket) => {
-    const exchange = current.get(socket);
-    if (exchange === undefined || exchange.response.headersSent || exchange.request.complete) {
+    const response = connections.activeOn(socket);
+    if (response === undefined || response.headersSent || response.req.complete) {
       socket.destroy();
       return;
     }
-    exchange.response.once('finish', () => socket.destroy());
-    writeError(exchange.request, exchange.response, {
+    // The answer closes the connection (its body is unread), with a lingering close.
+    writeError(response.req, response, {
       error: ErrorCode.BadRequest,
       message: `Request timed out: nothing arrived for ${IDLE_SOCKET_TIMEOUT_MS / 1000} s before the body was complete`,
     });
@@ -86,32 +82,38 @@ export function hardenHttpServer(server: Server, logger: Logger): void {
     server.emit('request', request, response);
   });
 
+  // Both refusals wait for every earlier answer on their connection (see Connections).
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-    const requestId = randomUUID();
-    const body: ErrorBody = {
-      error: ErrorCode.MethodNotAllowed,
-      message: 'CONNECT is not supported; use POST /plants',
-    };
-    logRequest(logger, { requestId, method: request.method, target: request.url, status: 400, error: body.error });
-    writeRawError(socket, body, requestId, { Allow: 'POST' });
+    connections.refuse(socket, () => {
+      const requestId = randomUUID();
+      const body: ErrorBody = {
+        error: ErrorCode.MethodNotAllowed,
+        message: 'CONNECT is not supported; use POST /plants',
+      };
+      logRequest(logger, { requestId, method: request.method, target: request.url, status: 400, error: body.error });
+      writeRawError(socket, body, requestId, { Allow: 'POST' });
+    });
   });
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || error.code === 'ECONNRESET' || (socket as Socket).bytesWritten > 0) {
-      socket.destroy(); // gone, or an answer is already under way: nothing sane to add
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy(); // gone: nobody to answer
       return;
     }
-    const body = parserRefusal(error);
-    // The request never got as far as a method or path; its one log line says why instead.
-    const requestId = randomUUID();
-    logRequest(logger, {
-      requestId,
-      method: undefined,
-      target: undefined,
-      status: 400,
-      error: body.error,
-      parserError: error.code ?? 'unknown',
+    connections.refuse(socket, () => {
+      if (!socket.writable) return;
+      const body = parserRefusal(error);
+      // The request never got as far as a method or path; its one log line says why instead.
+      const requestId = randomUUID();
+      logRequest(logger, {
+        requestId,
+        method: undefined,
+        target: undefined,
+        status: 400,
+        error: body.error,
+        parserError: error.code ?? 'unknown',
+      });
+      writeRawError(socket, body, requestId);
     });
-    writeRawError(socket, body, requestId);
   });
 }

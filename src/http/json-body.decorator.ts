@@ -37,13 +37,13 @@ function checkMediaType(header: string | undefined): void {
   }
 }
 
-async function readJsonObject(request: Request, limit: number): Promise<Record<string, unknown>> {
+async function readJsonObject(request: Request, limit: number, schema: string): Promise<Record<string, unknown>> {
   const declaredLength = request.headers['content-length'];
   const hasBody =
     request.headers['transfer-encoding'] !== undefined || (declaredLength !== undefined && declaredLength !== '0');
   const type = request.headers['content-type'];
   if (type === undefined && !hasBody) {
-    throw new ApiError(ErrorCode.BadRequest, 'Request body is required: a JSON NewPlant object');
+    throw new ApiError(ErrorCode.BadRequest, `Request body is required: a JSON ${schema} object`);
   }
   checkMediaType(type);
   const encoding = (request.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -61,7 +61,7 @@ async function readJsonObject(request: Request, limit: number): Promise<Record<s
     throw readFailure(error, limit);
   }
   if (raw.length === 0) {
-    throw new ApiError(ErrorCode.BadRequest, 'Request body is required: a JSON NewPlant object');
+    throw new ApiError(ErrorCode.BadRequest, `Request body is required: a JSON ${schema} object`);
   }
   let text: string;
   try {
@@ -80,7 +80,7 @@ async function readJsonObject(request: Request, limit: number): Promise<Record<s
     throw new ApiError(ErrorCode.BadRequest, `Request body is not valid JSON${detail}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ApiError(ErrorCode.BadRequest, 'Request body must be a JSON object (NewPlant)');
+    throw new ApiError(ErrorCode.BadRequest, `Request body must be a JSON object (${schema})`);
   }
   return value as Record<string, unknown>;
 }
@@ -88,27 +88,34 @@ async function readJsonObject(request: Request, limit: number): Promise<Record<s
 /** Where `createApp` puts BODY_LIMIT for `@JsonBody()`: an Express app setting, like Express's own. */
 export const BODY_LIMIT_SETTING = 'plant-store body limit';
 
+/** What `@JsonBody` reads: the schema's name (for messages) and the properties taken. */
+export interface JsonBodyShape {
+  schema: string;
+  fields: readonly string[];
+}
+
 /**
- * `@JsonBody(fields)`: the request's body, a JSON object, with only `fields` taken from it;
+ * `@JsonBody({ schema, fields })`: the request's body, a JSON object, with only `fields` taken from it;
  * the global ValidationPipe then validates it against the parameter's class
  * (`validateCustomDecorators`). Nest's own JSON parser stays off (`bodyParser: false`):
  * `JSON.parse` would round big ids before anything could see them.
  *
  * The body is read when Nest resolves the handler's parameters, which is after the guards, so an
  * unauthenticated client costs no reading or parsing (and its connection is closed rather than
- * drained; see writeError). Parsing is linear in the body, which BODY_LIMIT bounds (about 3 ms
- * for 100 kb of unknown keys); what comes after never walks the unknown properties, however many
- * or deep. (A parameter decorator rather than an interceptor: interceptors cost every request
- * an rxjs pipeline, ~14 % of what a create allocated.)
+ * drained; see writeError). Every step of reading it is linear in the body, whatever its shape
+ * (see parseJsonNumber), and BODY_LIMIT bounds the body; what comes after never walks the
+ * unknown properties, however many or deep. (A parameter decorator rather than an interceptor:
+ * interceptors cost every request an rxjs pipeline, a large share of what a create allocated;
+ * see docs/performance.md.)
  *
  * Order of checks: media type (415), size (413), encoding (400), syntax (400), shape (400).
  */
 export const JsonBody = createParamDecorator(
-  async (fields: readonly string[], context: ExecutionContext): Promise<Record<string, unknown>> => {
+  async ({ schema, fields }: JsonBodyShape, context: ExecutionContext): Promise<Record<string, unknown>> => {
     const request = context.switchToHttp().getRequest<Request>();
     const limit = request.app.get(BODY_LIMIT_SETTING) as number | undefined;
     if (limit === undefined) throw new Error(`the Express setting "${BODY_LIMIT_SETTING}" is missing`);
-    const body = await readJsonObject(request, limit);
+    const body = await readJsonObject(request, limit, schema);
     return Object.fromEntries(fields.map((field) => [field, Object.hasOwn(body, field) ? body[field] : undefined]));
   },
 );

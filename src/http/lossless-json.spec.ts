@@ -53,3 +53,47 @@ describe('parseJsonLossless', () => {
     expect(() => parseJsonLossless('')).toThrow(SyntaxError);
   });
 });
+
+describe('the cost of parsing a body', () => {
+  // Bodies as large as the default BODY_LIMIT, each of a shape that once cost (or could cost)
+  // more than its length: long runs of digits in every part of a number, many numbers, keys,
+  // repeated keys, escapes, deep nesting. None may cost more than a small multiple of a plain
+  // body of the same size: the budget is relative, so the test does not depend on the machine.
+  const SIZE = 100 * 1024;
+  const fill = (prefix: string, unit: string, suffix: string): string =>
+    prefix + unit.repeat(Math.floor((SIZE - prefix.length - suffix.length) / unit.length)) + suffix;
+  const head = '{"id":1,"name":"x","junk":';
+  const plain = fill(`${head}"`, 'a', '"}');
+  const shapes: Record<string, string> = {
+    'zeros, then a digit': fill(`${head}1`, '0', '1}'),
+    'an id of zeros, then a digit': fill('{"name":"x","id":1', '0', '1}'),
+    'a fraction of zeros, then a digit': fill(`${head}1.`, '0', '1}'),
+    'a long exponent': fill(`${head}1e`, '0', '1}'),
+    'leading zeros in a fraction': fill(`${head}0.`, '0', '1}'),
+    'many numbers': fill(`${head}[`, '12345,', '1]}'),
+    'many keys': fill('{"id":1,"name":"x"', ',"k":1', '}'),
+    'unicode escapes': fill(`${head}"`, '\\u0041', '"}'),
+    'deep nesting': `${head}${'['.repeat(SIZE / 2 - 20)}`,
+  };
+
+  function cpuMicros(text: string): number {
+    let best = Infinity;
+    for (let round = 0; round < 5; round++) {
+      const start = process.cpuUsage();
+      try {
+        parseJsonLossless(text);
+      } catch {
+        // too deep or malformed: refused, and the refusal is what costs
+      }
+      const used = process.cpuUsage(start);
+      best = Math.min(best, used.user + used.system);
+    }
+    return best;
+  }
+
+  it.each(Object.entries(shapes))('%s: within 25 times a plain body', (_shape, text) => {
+    expect(text.length).toBeLessThanOrEqual(SIZE);
+    const budget = 25 * Math.max(cpuMicros(plain), 1000);
+    expect(cpuMicros(text)).toBeLessThan(budget);
+  });
+});

@@ -3,26 +3,35 @@ import { parse } from 'lossless-json';
 /** An int64 needs at most 19 digits; anything longer is out of range whatever its exponent. */
 const MAX_INTEGER_DIGITS = 20;
 const JSON_NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/** A plain JSON integer of at most 15 digits: exact as it is, the common case (every real id). */
+const SHORT_INTEGER = /^-?(?:0|[1-9]\d{0,14})$/;
+const ZERO = 0x30;
 
 /**
  * Turns the text of a JSON number into a `bigint` when its value is an integer (so `5`, `-0`,
  * `5.0` and `5e2` are integers, as in JSON Schema), exactly, with no trip through a double.
  * Other numbers become a plain `number`: they can only fail validation, so precision is moot.
- * Exponents are bounded before any arithmetic, so `1e999999999` costs nothing.
+ *
+ * Every step is linear in the text, whatever its shape: a number in an unknown property may be
+ * as long as BODY_LIMIT allows. (A `/0+$/` here was quadratic: each of a run of zeros followed by
+ * another digit started a new match attempt.) Exponents are bounded before any arithmetic, so
+ * `1e999999999` costs nothing.
  */
 export function parseJsonNumber(text: string): bigint | number {
+  if (SHORT_INTEGER.test(text)) return BigInt(text);
   const match = JSON_NUMBER.exec(text);
   if (!match) return Number(text);
   const [, sign, intPart, fracPart = '', expPart = '0'] = match;
-  let digits = (intPart + fracPart).replace(/^0+/, '');
-  if (digits === '') return 0n;
-  let exponent = Number(expPart) - fracPart.length;
-  const trailingZeros = digits.length - digits.replace(/0+$/, '').length;
-  digits = digits.slice(0, digits.length - trailingZeros);
-  exponent += trailingZeros;
+  const all = intPart + fracPart;
+  let start = 0;
+  while (start < all.length && all.charCodeAt(start) === ZERO) start++;
+  let end = all.length;
+  while (end > start && all.charCodeAt(end - 1) === ZERO) end--;
+  if (start === end) return 0n;
+  const exponent = Number(expPart) - fracPart.length + (all.length - end);
   if (exponent < 0) return Number(text);
-  if (digits.length + exponent > MAX_INTEGER_DIGITS) return Number(text);
-  const magnitude = BigInt(digits) * 10n ** BigInt(exponent);
+  if (end - start + exponent > MAX_INTEGER_DIGITS) return Number(text);
+  const magnitude = BigInt(all.slice(start, end)) * 10n ** BigInt(exponent);
   return sign === '-' ? -magnitude : magnitude;
 }
 

@@ -1,0 +1,41 @@
+import { jest } from '@jest/globals';
+import { freshDatabase, type TestDatabase } from '../support/databases';
+import { replyBody } from '../support/raw-http';
+import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
+import { open, sleep, timed } from '../support/sockets';
+
+jest.setTimeout(60_000);
+
+describe('a client whose body stalls', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let token: string;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    token = await createToken(database.url, 'abuse');
+    server = await startServer({ DATABASE_URL: database.url });
+  });
+  afterAll(async () => {
+    await stopServer(server);
+    await database.drop();
+  });
+
+  it('answers a body that stalls with the Error body and a log line, then closes', async () => {
+    const socket = await open(server.port);
+    let reply = '';
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 100\r\n\r\n{"id": 1',
+    );
+    const { ms } = await timed(() => closed);
+    expect(ms).toBeLessThan(25_000);
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    expect(replyBody(reply)).toEqual({ error: 400, message: expect.stringMatching(/timed out/) });
+    expect(reply).toMatch(/\r\nX-Request-Id: \S+\r\n/i);
+    const requestId = /\r\nX-Request-Id: (\S+)\r\n/i.exec(reply)![1];
+    await sleep(100);
+    expect(server.output()).toContain(`"requestId":"${requestId}"`);
+  });
+});

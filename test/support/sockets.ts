@@ -1,0 +1,18 @@
+import { connect, type Socket } from 'node:net';
+
+/** A raw connection to the server, open. */
+export function open(port: number): Promise<Socket> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.on('error', () => undefined);
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `work`'s value and how long it took. */
+export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  const value = await work();
+  return { value, ms: Date.now() - started };
+}
