@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
-import { StoreOpenError } from './database/data-source-options';
-import { Draining } from './http/draining';
+import { StoreOpenError } from './database/open-store';
+import { Connections } from './http/connections';
 import { exitAfterLogs } from './logging/logging';
-import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
+import { gracefulShutdown, SIGNALS } from './shutdown';
 
 /** A start-up failure the operator can act on, said in one line naming the setting. */
 export function listenFailure(error: NodeJS.ErrnoException, config: Pick<AppConfig, 'port' | 'host'>): string {
@@ -36,16 +36,12 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
   });
 }
 
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
 /** Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot. */
 export async function serve(config: AppConfig, logger: Logger): Promise<void> {
-  const draining = new Draining();
+  const connections = new Connections();
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, logger, draining);
+    app = await createApp(config, logger, connections);
     await app.init();
   } catch (error) {
     if (error instanceof StoreOpenError) logger.fatal(error.message);
@@ -55,35 +51,7 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   }
   const server = app.getHttpServer();
 
-  /**
-   * SIGTERM/SIGINT: stop accepting, close idle connections, let the requests in flight finish,
-   * then close the store and exit 0. (Nest's enableShutdownHooks would re-raise the signal and
-   * so exit 143; and Nest's own close would close the store before the last answers.)
-   */
-  const shutdown = (signal: NodeJS.Signals): void => {
-    if (draining.active) return;
-    const began = Date.now();
-    logger.info({ context: 'Shutdown' }, `${signal}: finishing requests in flight, then closing the store`);
-    setTimeout(() => {
-      logger.error({ context: 'Shutdown' }, `still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
-      exitAfterLogs(logger, 1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    const closed = closeServer(server);
-    draining.start();
-    closed
-      .then(() => app.close())
-      .then(
-        () => {
-          const drainMs = Date.now() - began;
-          logger.info({ context: 'Shutdown', drainMs }, `stopped: drained and closed the store in ${drainMs} ms`);
-          exitAfterLogs(logger, 0);
-        },
-        (error: unknown) => {
-          logger.error({ context: 'Shutdown', err: error }, 'could not close cleanly');
-          exitAfterLogs(logger, 1);
-        },
-      );
-  };
+  const shutdown = gracefulShutdown(server, connections, () => app.close(), logger);
   for (const signal of SIGNALS) process.on(signal, shutdown);
 
   let address: AddressInfo;

@@ -1,5 +1,78 @@
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Connections } from './http/connections';
+import { exitAfterLogs } from './logging/logging';
+
 /** Past this, a shutdown that is still waiting on something gives up (exit code 1). */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
+/** At most how long a shutdown keeps accepting the connections already waiting in the kernel. */
+export const ACCEPT_BACKLOG_MS = 1_000;
+
 /** The signals that ask for a graceful stop. */
 export const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+/**
+ * Stops listening, and resolves once every connection has closed.
+ *
+ * Connections the kernel has completed but this process has not accepted yet (its event loop was
+ * busy) would be reset when the listener closes, their requests lost. Node accepts them over
+ * several turns of its event loop, so the listener stays open until a turn accepts none (each
+ * is then answered 503 by the drain), for at most ACCEPT_BACKLOG_MS.
+ */
+function stopListening(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    let accepted = 0;
+    const count = (): void => void accepted++;
+    server.on('connection', count);
+    const giveUpAt = Date.now() + ACCEPT_BACKLOG_MS;
+    let seen = -1;
+    const turn = (): void => {
+      if (accepted === seen || Date.now() > giveUpAt) {
+        server.off('connection', count);
+        server.close(() => resolve());
+        return;
+      }
+      seen = accepted;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+  });
+}
+
+/**
+ * What SIGTERM/SIGINT do: stop accepting, close idle connections, let the requests in flight
+ * finish, then close the application (and with it the store) and exit 0; exit 1 if that takes
+ * longer than SHUTDOWN_DEADLINE_MS or fails. (Nest's enableShutdownHooks would re-raise the
+ * signal and so exit 143; and Nest's own close would close the store before the last answers.)
+ */
+export function gracefulShutdown(
+  server: Server,
+  connections: Connections,
+  closeApp: () => Promise<void>,
+  logger: Logger,
+): (signal: NodeJS.Signals) => void {
+  return (signal) => {
+    if (connections.active) return;
+    const began = Date.now();
+    logger.info({ context: 'Shutdown' }, `${signal}: finishing requests in flight, then closing the store`);
+    setTimeout(() => {
+      logger.error({ context: 'Shutdown' }, `still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
+      exitAfterLogs(logger, 1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    connections.start();
+    stopListening(server)
+      .then(closeApp)
+      .then(
+        () => {
+          const drainMs = Date.now() - began;
+          logger.info({ context: 'Shutdown', drainMs }, `stopped: drained and closed the store in ${drainMs} ms`);
+          exitAfterLogs(logger, 0);
+        },
+        (error: unknown) => {
+          logger.error({ context: 'Shutdown', err: error }, 'could not close cleanly');
+          exitAfterLogs(logger, 1);
+        },
+      );
+  };
+}
