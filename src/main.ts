@@ -1,3 +1,4 @@
+import './node-version';
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
@@ -32,9 +33,13 @@ function supervise(config: AppConfig, logger: Logger): void {
   let stopping = false;
   let exitCode = 0;
   const serving = new Set<number>();
+  let announced = false;
   cluster.on('listening', (worker, address) => {
     serving.add(worker.id);
-    if (serving.size === config.workers) {
+    if (announced) {
+      log.info({ port: address.port }, `worker ${worker.id} serving in place of the one that exited`);
+    } else if (serving.size === config.workers) {
+      announced = true;
       log.info(
         { port: address.port },
         `Plant Store listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)`,
@@ -51,7 +56,10 @@ function supervise(config: AppConfig, logger: Logger): void {
       setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
     }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) exitAfterLogs(logger, exitCode);
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        log.info(`stopped: every worker has exited (exit ${exitCode})`);
+        exitAfterLogs(logger, exitCode);
+      }
       return;
     }
     serving.delete(worker.id);

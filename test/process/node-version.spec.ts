@@ -1,0 +1,69 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jest } from '@jest/globals';
+import { MAIN, TOKEN_CLI } from '../support/server-process';
+import { run } from '../support/spawn';
+
+jest.setTimeout(60_000);
+
+const ROOT = process.cwd();
+
+/** This machine's own `node`, when it is older than the supported line (Node 20 on CI's machine). */
+function oldNode(): string | undefined {
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+    try {
+      const version = execFileSync(candidate, ['--version'], { encoding: 'utf8' }).trim();
+      const [major, minor] = version.slice(1).split('.').map(Number);
+      if (major < 22 || (major === 22 && minor < 12)) return candidate;
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}
+
+const old = oldNode();
+
+(old === undefined ? describe.skip : describe)('on a Node.js older than 22.12', () => {
+  const env = { PATH: `${join(old ?? '/usr/bin/node', '..')}:/usr/bin:/bin`, DATABASE_URL: 'sqlite::memory:' };
+
+  it('npm ci stops at once, naming the required version', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-old-node-'));
+    try {
+      for (const file of ['package.json', 'package-lock.json', '.npmrc'])
+        copyFileSync(join(ROOT, file), join(dir, file));
+      mkdirSync(join(dir, 'client'));
+      copyFileSync(join(ROOT, 'client/package.json'), join(dir, 'client/package.json'));
+      const result = await run(
+        'npm',
+        ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'],
+        env,
+        60_000,
+        dir,
+      );
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('EBADENGINE');
+      expect(result.stderr).toContain('Required: {"node":">=22.12"}');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['the server', [MAIN]],
+    ['the token command', [TOKEN_CLI, 'list']],
+    ['the plants command', [join(ROOT, 'dist/cli/plants.js'), 'export']],
+  ])(
+    '%s exits 1 with one line naming the version and scripts/node.sh, before loading native code',
+    async (_name, args) => {
+      const result = await run(old!, args, env);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/needs Node\.js 22\.12 or newer.*scripts\/node\.sh/);
+    },
+  );
+});
