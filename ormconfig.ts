@@ -5,6 +5,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from './src/config/configuration';
-import { dataSourceOptions } from './src/database/data-source-options';
+import { dataSourceOptions } from './src/database/open-store';
 
 export default new DataSource(dataSourceOptions(loadConfig().database));

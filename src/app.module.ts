@@ -3,7 +3,6 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module';
-import { AppConfigModule } from './config/app-config.module';
 import type { AppConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
@@ -21,9 +20,13 @@ function flattenMessages(errors: ValidationError[]): string[] {
   ]);
 }
 
-/** One 400 naming every bad field, e.g. "Invalid NewPlant: id is required; name must be a string". */
+/**
+ * One 400 naming the schema and every bad field, e.g. "Invalid NewPlant: id is required; name
+ * must be a string". The schema is the validated class (each error's `target`).
+ */
 export function validationExceptionFactory(errors: ValidationError[]): ApiError {
-  return new ApiError(ErrorCode.BadRequest, `Invalid NewPlant: ${flattenMessages(errors).join('; ')}`);
+  const schema = errors[0]?.target?.constructor.name ?? 'body';
+  return new ApiError(ErrorCode.BadRequest, `Invalid ${schema}: ${flattenMessages(errors).join('; ')}`);
 }
 
 /**
@@ -42,14 +45,7 @@ export class AppModule {
         : [(await import('./auth/rate-limit.module.js')).RateLimitModule.forRoot(config.rateLimit)];
     return {
       module: AppModule,
-      imports: [
-        AppConfigModule.forRoot(config),
-        DatabaseModule.forRoot(dataSource),
-        ...rateLimit,
-        AuthModule,
-        PlantsModule,
-        HealthModule,
-      ],
+      imports: [DatabaseModule.forRoot(dataSource), ...rateLimit, AuthModule, PlantsModule, HealthModule],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         {
@@ -61,7 +57,7 @@ export class AppModule {
             forbidNonWhitelisted: false,
             forbidUnknownValues: true,
             transformOptions: { enableImplicitConversion: false }, // no coercion: "5" is not an id
-            validationError: { target: false, value: false },
+            validationError: { target: true, value: false }, // target: the class, for the message
             stopAtFirstError: true,
             exceptionFactory: validationExceptionFactory,
           }),

@@ -4,8 +4,8 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
-import { openDataSource } from './database/data-source-options';
-import { Draining } from './http/draining';
+import { openStore } from './database/open-store';
+import { Connections } from './http/connections';
 import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
 import { hardenHttpServer } from './http/http-server';
 import { httpRequestChecks } from './http/request-checks';
@@ -21,9 +21,9 @@ import { setupOpenApi } from './openapi/openapi';
 export async function createApp(
   config: AppConfig,
   logger: Logger,
-  draining = new Draining(),
+  connections = new Connections(),
 ): Promise<NestExpressApplication> {
-  const dataSource = await openDataSource(config.database, 'server');
+  const dataSource = await openStore(config.database, 'server');
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
     .set('case sensitive routing', true)
@@ -39,7 +39,7 @@ export async function createApp(
         abortOnError: false,
       },
     );
-    return configureApp(app, logger, draining);
+    return configureApp(app, logger, connections);
   } catch (error) {
     await dataSource.destroy().catch(() => undefined);
     throw error;
@@ -47,15 +47,15 @@ export async function createApp(
 }
 
 /** Everything about the app that is not a module. */
-function configureApp(app: NestExpressApplication, logger: Logger, draining: Draining): NestExpressApplication {
+function configureApp(app: NestExpressApplication, logger: Logger, connections: Connections): NestExpressApplication {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLogger(logger));
   app.use(httpRequestChecks);
-  app.use(draining.middleware);
+  app.use(connections.middleware);
   setupOpenApi(app);
   const server = app.getHttpServer();
-  hardenHttpServer(server, logger);
-  draining.track(server);
+  hardenHttpServer(server, logger, connections);
+  connections.track(server);
   return app;
 }

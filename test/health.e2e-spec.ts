@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { StoreOutage } from '../src/database/store-outage';
+import { StoreUnavailableError } from '../src/database/store-unavailable.error';
 import { startTestApp, type TestApp } from './support/app';
 
 describe('GET /health', () => {
@@ -20,6 +22,19 @@ describe('GET /health', () => {
   it('is not in the OpenAPI document', async () => {
     const doc = (await request(t.server).get('/docs-json')).body;
     expect(Object.keys(doc.paths)).toEqual(['/plants']);
+  });
+
+  it('answers 503 while a store outage is in progress, though the store still answers a ping', async () => {
+    const outage = t.app.get(StoreOutage);
+    outage.failed(new StoreUnavailableError('SQLITE_FULL'));
+    try {
+      const response = await request(t.server).get('/health');
+      expect(response.status).toBe(503);
+      expect(response.body).toMatchObject({ status: 'error', error: { store: { status: 'down' } } });
+    } finally {
+      outage.succeeded();
+    }
+    expect((await request(t.server).get('/health')).status).toBe(200);
   });
 
   it('answers a real 503 while the store does not answer', async () => {

@@ -1,4 +1,3 @@
-import { ERROR_CODES } from '../src/errors/error-codes';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -59,7 +58,9 @@ describe('the OpenAPI document', () => {
     expect(ErrorSchema.required).toEqual(['error', 'message']);
     expect(ErrorSchema.properties.error).toMatchObject({ type: 'integer', format: 'int32' });
     expect(ErrorSchema.properties.message).toMatchObject({ type: 'string' });
-    expect(ErrorSchema.properties.error.enum).toEqual([...ERROR_CODES]);
+    // Written out, not read from the table the document is built from, so that a code lost on
+    // the way (or added by mistake) fails here.
+    expect(ErrorSchema.properties.error.enum).toEqual([400, 401, 404, 405, 409, 413, 415, 417, 429, 431, 500, 503]);
     for (const field of ['name', 'tag'])
       expect(Plant.properties[field].description).toMatch(/U\+0000.*unpaired surrogates/);
   });

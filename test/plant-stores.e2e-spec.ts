@@ -1,10 +1,10 @@
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
-import { openDataSource } from '../src/database/data-source-options';
+import { openStore } from '../src/database/open-store';
 import { StoreOutage } from '../src/database/store-outage';
 import { chooseStore } from '../src/database/store-provider';
 import type { Outcome } from '../src/plants/create-outcome';
-import type { Plant } from '../src/plants/plant.entity';
+import type { PlantEntity } from '../src/plants/plant.entity';
 import type { PlantStore } from '../src/plants/plant-store';
 import { PLANT_STORES } from '../src/plants/plants.module';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
@@ -20,7 +20,7 @@ describe(`the ${testStoreKind()} plant store`, () => {
   let store: PlantStore;
   beforeAll(async () => {
     database = await freshDatabase();
-    dataSource = await openDataSource(parseDatabaseUrl(database.url), 'server');
+    dataSource = await openStore(parseDatabaseUrl(database.url), 'server');
     store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
   });
   afterAll(async () => {
@@ -28,7 +28,7 @@ describe(`the ${testStoreKind()} plant store`, () => {
     await database.drop();
   });
 
-  const plant = (id: string, name: string, tag: string | null = null): Plant => ({ id, name, tag });
+  const plant = (id: string, name: string, tag: string | null = null): PlantEntity => ({ id, name, tag });
   const stored = async (id: string): Promise<unknown[]> =>
     dataSource.query(`SELECT CAST(id AS TEXT) AS id, name, tag FROM plant WHERE id = ${id}`);
 

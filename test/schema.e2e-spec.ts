@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
-import { openDataSource } from '../src/database/data-source-options';
+import { openStore } from '../src/database/open-store';
 import { nativeSqlite } from '../src/database/sqlite';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 
@@ -10,7 +10,7 @@ describe('migrations', () => {
   let dataSource: DataSource;
   beforeAll(async () => {
     database = await freshDatabase();
-    dataSource = await openDataSource(parseDatabaseUrl(database.url));
+    dataSource = await openStore(parseDatabaseUrl(database.url));
   });
   afterAll(async () => {
     await dataSource.destroy();
@@ -48,7 +48,7 @@ describe('migrations', () => {
     try {
       other.exec('BEGIN IMMEDIATE; CREATE TABLE elsewhere (x)');
       const released = setTimeout(() => other.exec('COMMIT'), 200);
-      const dataSource = await openDataSource(config, 'server');
+      const dataSource = await openStore(config, 'server');
       clearTimeout(released);
       try {
         expect(nativeSqlite(dataSource).pragma('journal_mode', { simple: true })).toBe('wal');

@@ -2,7 +2,7 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /** An operator-issued API token. Only the SHA-256 of the secret is ever stored. */
 @Entity({ name: 'api_token' })
-export class ApiToken {
+export class ApiTokenEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id!: number;
 

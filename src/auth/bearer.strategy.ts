@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { hashToken, TOKEN_PATTERN } from './token-secret';
-import { TOKEN_STORE, type TokenStore } from './token-store';
+import { TokenStore } from './token-store';
 
 export interface AuthenticatedClient {
   tokenName: string;
@@ -16,7 +16,7 @@ export interface AuthenticatedClient {
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  constructor(@Inject(TOKEN_STORE) private readonly tokens: TokenStore) {
+  constructor(private readonly tokens: TokenStore) {
     super();
   }
 

@@ -1,5 +1,5 @@
 import type { DataSource, Repository } from 'typeorm';
-import { ApiToken } from './api-token.entity';
+import { ApiTokenEntity } from './api-token.entity';
 import { generateToken, hashToken } from './token-secret';
 
 export interface TokenSummary {
@@ -14,7 +14,7 @@ export type RevokeResult = { outcome: 'revoked'; at: string } | { outcome: 'alre
 /** A bad token name or a name in use; the message is the operator's one line. */
 export class TokenNameError extends Error {}
 
-/** Token names: what `npm run token -- create` accepts (and the README's Tokens section says). */
+/** Token names: what `npm run token -- create` accepts (and docs/operations.md says). */
 export const TOKEN_NAME_RULE =
   '1 to 100 characters of letters, digits, ".", "_", "@" or "-", starting with a letter or digit';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
@@ -24,10 +24,10 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
  * command line uses it without booting Nest. (Requests are checked by the TokenStore.)
  */
 export class TokensService {
-  private readonly tokens: Repository<ApiToken>;
+  private readonly tokens: Repository<ApiTokenEntity>;
 
   constructor(dataSource: DataSource) {
-    this.tokens = dataSource.getRepository(ApiToken);
+    this.tokens = dataSource.getRepository(ApiTokenEntity);
   }
 
   /** Returns the secret; it is shown once and never stored. */

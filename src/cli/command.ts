@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, readEnvironment } from '../config/configuration';
-import { StoreOpenError } from '../database/data-source-options';
+import { StoreOpenError } from '../database/open-store';
 
 /** A mistake in how a command was called: its message is printed, and the exit code is 2. */
 export class UsageError extends Error {}
@@ -12,14 +12,33 @@ export function commandConfig() {
   return loadConfig(readEnvironment());
 }
 
+/** The exit code of a command whose reader went away (`| head -1`): as if killed by SIGPIPE. */
+export const BROKEN_PIPE_EXIT = 128 + 13;
+
+/**
+ * Ends the process with `code` once everything written to stdout has left. `process.exit`
+ * alone drops what is still queued for a pipe or socket whose reader is slower than the command
+ * (a file or a terminal is written at once).
+ */
+function exitAfterStdout(code: number): void {
+  process.exitCode = code;
+  process.stdout.write('', () => process.exit(code));
+}
+
 /**
  * Runs an operator command: exit 0 on success, 2 for a mistake in what was asked (usage, a bad
  * or unknown name), 1 for anything else (the store, the unexpected); one line on stderr says
- * why, with a stack only for the unexpected.
+ * why, with a stack only for the unexpected. A reader of stdout that goes away before the end
+ * ends the command quietly, with BROKEN_PIPE_EXIT.
  */
 export function runCommand(name: string, main: () => Promise<void>): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(BROKEN_PIPE_EXIT);
+    process.stderr.write(`${name}: cannot write to stdout: ${error.message}\n`);
+    process.exit(1);
+  });
   main().then(
-    () => process.exit(0),
+    () => exitAfterStdout(0),
     (error: unknown) => {
       const known =
         error instanceof UsageError ||
@@ -28,7 +47,7 @@ export function runCommand(name: string, main: () => Promise<void>): void {
         error instanceof StoreOpenError;
       const text = known ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
       process.stderr.write(`${name}: ${text}\n`);
-      process.exit(known && !(error instanceof StoreOpenError) ? 2 : 1);
+      exitAfterStdout(known && !(error instanceof StoreOpenError) ? 2 : 1);
     },
   );
 }

@@ -3,6 +3,7 @@
  * throwaway in-memory store). `npm run openapi:export` writes it to
  * openapi/plant-store.openapi.json, which a test compares with the served document.
  */
+import '../node-version';
 import 'reflect-metadata';
 import { createApp } from '../app.setup';
 import { loadConfig } from '../config/configuration';

@@ -4,12 +4,13 @@
  * Reads page by page (keyset pagination on the primary key), so memory stays flat however large
  * the store, and stdout's back-pressure is respected.
  */
+import '../node-version';
 import 'reflect-metadata';
 import { once } from 'node:events';
-import { openDataSource } from '../database/data-source-options';
+import { openStore } from '../database/open-store';
 import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
-import type { Plant } from '../plants/plant.entity';
+import type { PlantEntity } from '../plants/plant.entity';
 import { PLANT_STORES } from '../plants/plants.module';
 import { commandConfig, runCommand, UsageError } from './command';
 
@@ -22,7 +23,7 @@ const USAGE = `usage: npm run plants -- export
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
 /** One line of JSON; the id is written from its decimal text, so it stays exact. */
-export function plantLine(plant: Plant): string {
+export function plantLine(plant: PlantEntity): string {
   const tag = plant.tag === null ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
   return `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${tag}}\n`;
 }
@@ -35,7 +36,7 @@ async function main(args: readonly string[]): Promise<void> {
   }
   if (command !== 'export' || rest.length > 0) throw new UsageError(USAGE);
 
-  const dataSource = await openDataSource(commandConfig().database);
+  const dataSource = await openStore(commandConfig().database);
   try {
     const store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
     for await (const plant of store.list()) {

@@ -2,9 +2,10 @@
  * Operator commands for API tokens, on the same store as the server (DATABASE_URL).
  * It runs pending migrations first, so it works on a fresh store and while the server runs.
  */
+import '../node-version';
 import 'reflect-metadata';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
-import { openDataSource } from '../database/data-source-options';
+import { openStore } from '../database/open-store';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 
 const USAGE = `usage: npm run token -- <command>
@@ -29,7 +30,15 @@ async function main(args: readonly string[]): Promise<void> {
     throw new UsageError(USAGE);
   }
 
-  const dataSource = await openDataSource(commandConfig().database);
+  const { database } = commandConfig();
+  if (database.type === 'sqlite' && database.path === ':memory:') {
+    throw new UsageError(
+      'DATABASE_URL is sqlite::memory:, a store that lives only inside one process: a token made here would be ' +
+        "gone when this command ends, and the server's own store would never see it. Issue tokens on a file " +
+        '(sqlite:data/plant-store.sqlite) or on PostgreSQL.',
+    );
+  }
+  const dataSource = await openStore(database);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
     const tokens = new TokensService(dataSource);

@@ -40,6 +40,8 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'data/plants.sqlite' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite://data/x.sqlite' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:///data/x.sqlite' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'postgres://' }, 'DATABASE_URL'],
     [{ BODY_LIMIT: 'lots' }, 'BODY_LIMIT'],
     [{ BODY_LIMIT: '0' }, 'BODY_LIMIT'],

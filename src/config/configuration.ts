@@ -64,6 +64,14 @@ function parsePort(raw: string): number {
 export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConfig {
   if (raw.startsWith('sqlite:')) {
     const path = raw.slice('sqlite:'.length);
+    // `sqlite://data/x.sqlite` would be the absolute /data/x.sqlite here, and other ecosystems
+    // read `sqlite:///x` as relative and `sqlite:////x` as absolute: no guess is safe.
+    if (path.startsWith('//')) {
+      throw new ConfigError(
+        'DATABASE_URL',
+        `"${raw}" is ambiguous; write sqlite:RELATIVE/PATH (from the working directory) or sqlite:/ABSOLUTE/PATH`,
+      );
+    }
     if (path === '') {
       throw new ConfigError('DATABASE_URL', 'must name a file after "sqlite:", e.g. sqlite:data/plant-store.sqlite');
     }

@@ -6,7 +6,7 @@ import { StoreOutage } from './store-outage';
 /**
  * The store connection and the outage log, for every feature module; each feature provides its
  * own store implementations with `storeProvider`. The DataSource comes in already open and
- * migrated (`openDataSource`, before the application is built, so that a store that cannot be
+ * migrated (`openStore`, before the application is built, so that a store that cannot be
  * opened stops the start with one clear line); TypeORM's module owns it from then on and closes
  * it when the application closes.
  */

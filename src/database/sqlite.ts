@@ -1,5 +1,13 @@
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
+import type { DatabaseConfig } from '../config/configuration';
+import { ENTITIES } from './entities';
+import { CreatePlantStoreSqlite1795305600000 } from './migrations/sqlite/1795305600000-CreatePlantStore';
+import type { StoreKind } from './store-kind';
+import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from './store-unavailable.error';
 
 /**
@@ -64,3 +72,141 @@ export class PreparedStatement<Params extends unknown[], Row = unknown> {
     return this.statement;
   }
 }
+
+/**
+ * Whether the files on disk are still the ones this process has open: the database, its `-wal`
+ * and its `-shm`. Deleting or replacing any of them under a running server (a restore done by
+ * hand, a clean-up script) would let it go on writing to a file no one else will ever read, or
+ * apart from every other process: acknowledged creates lost, a revoked token still accepted.
+ * Each is compared by device and inode; once a file differs, the store is lost for good in this
+ * process (StoreUnavailableError, every time) until it is restarted on the files as they are.
+ * Checked after every commit and every token read: three `stat` calls, a few microseconds.
+ */
+export class SqliteFiles {
+  private readonly files: { path: string; dev: number; ino: number }[];
+  private lost?: StoreUnavailableError;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly outage: StoreOutage,
+  ) {
+    const path = dataSource.options.database;
+    const paths = typeof path === 'string' && path !== ':memory:' ? [path, `${path}-wal`, `${path}-shm`] : [];
+    this.files = paths.flatMap((file) => {
+      const stat = statSync(file, { throwIfNoEntry: false });
+      return stat === undefined ? [] : [{ path: file, dev: stat.dev, ino: stat.ino }];
+    });
+  }
+
+  /** Throws StoreUnavailableError if any file is gone or another file stands at its path. */
+  check(): void {
+    if (this.lost !== undefined) throw this.lost;
+    for (const file of this.files) {
+      const now = statSync(file.path, { throwIfNoEntry: false });
+      if (now === undefined || now.dev !== file.dev || now.ino !== file.ino) {
+        this.lost = new StoreUnavailableError(
+          `the SQLite file ${file.path} was ${now === undefined ? 'deleted' : 'replaced'} while the server had it ` +
+            'open; nothing more is written to it: restart the server',
+        );
+        this.outage.broken(this.lost);
+        throw this.lost;
+      }
+    }
+  }
+}
+
+/** How long opening and migrating wait for another process's lock on the file. */
+const OPEN_BUSY_TIMEOUT_MS = 5000;
+
+/** How often switching a fresh file to WAL is tried again while another process writes it. */
+const WAL_SWITCH_RETRY_MS = 5;
+
+/**
+ * Durability: WAL with synchronous=FULL fsyncs the log on every commit, so a create that was
+ * answered 200 survives a crash of the process or of the machine. (NORMAL would only survive
+ * a crash of the process.)
+ *
+ * Switching a fresh file to WAL fails at once with SQLITE_BUSY, without SQLite's busy handler,
+ * while another process holds its write lock (it would deadlock otherwise): the case of several
+ * workers or instances starting on one new file. So it is tried again here, as the migrations
+ * are, until the same deadline as every other lock wait while opening.
+ */
+async function useWal(db: Database.Database): Promise<void> {
+  if (db.memory) return;
+  const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      break;
+    } catch (error) {
+      if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
+      await sleep(WAL_SWITCH_RETRY_MS);
+    }
+  }
+  db.pragma('synchronous = FULL');
+}
+
+/**
+ * `mkdir -p` with mode 0700, one level at a time. Node's own `mkdirSync(…, { recursive: true })`
+ * never returns under a path such as /proc, where mkdir keeps failing with ENOENT.
+ */
+function makeDirectory(path: string): void {
+  if (existsSync(path)) return;
+  const parent = dirname(path);
+  if (parent !== path) makeDirectory(parent);
+  mkdirSync(path, { mode: 0o700 });
+}
+
+type SqliteConfig = Extract<DatabaseConfig, { type: 'sqlite' }>;
+
+/**
+ * SQLite: one file (and its -wal and -shm), WAL with synchronous=FULL. Opening and migrating
+ * wait up to 5 s for another process's lock (several instances may start on one fresh file at
+ * once); then the server stops waiting in SQLite's busy handler, which would block the event
+ * loop: its connection's busy timeout becomes 0, and the plant store waits asynchronously.
+ */
+export const SQLITE: StoreKind<SqliteConfig> = {
+  options: (database) => ({
+    type: 'better-sqlite3',
+    database: database.path,
+    timeout: OPEN_BUSY_TIMEOUT_MS,
+    prepareDatabase: useWal,
+    entities: ENTITIES,
+    migrations: [CreatePlantStoreSqlite1795305600000],
+    migrationsRun: false,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: false,
+  }),
+  describe: (database) => `SQLite file ${database.path}`,
+  /**
+   * The store holds every token hash and plant, so its files are the owner's alone: the folder
+   * is made 0700 and the file 0600 before SQLite opens it (SQLite gives the -wal and -shm files
+   * the database file's mode).
+   */
+  beforeConnect(database) {
+    if (database.path === ':memory:') return;
+    makeDirectory(dirname(database.path));
+    closeSync(openSync(database.path, 'a', 0o600));
+  },
+  check: () => Promise.resolve(),
+  /**
+   * The file lock serialises the writes; TypeORM reads the list of applied migrations before it
+   * takes any lock, so a process that lost the race finds the work done when it looks again.
+   */
+  async migrate(dataSource) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await dataSource.runMigrations({ transaction: 'each' });
+        return;
+      } catch (error) {
+        if (!(await dataSource.showMigrations())) return; // another process applied them
+        if (attempt >= 5) throw error;
+        await sleep(50 * attempt);
+      }
+    }
+  },
+  serve(dataSource) {
+    nativeSqlite(dataSource).pragma('busy_timeout = 0');
+  },
+};

@@ -13,9 +13,35 @@ import { StoreUnavailableError } from './store-unavailable.error';
 export class StoreOutage {
   private readonly logger = new Logger('Store');
   private since?: number;
+  private lost = false;
 
+  /** An outage is in progress: creates fail, so health says down. */
   get active(): boolean {
     return this.since !== undefined;
+  }
+
+  /**
+   * The store can never be trusted again in this process (its files were replaced under it):
+   * the outage starts and never ends, whatever succeeds later.
+   */
+  broken(error: StoreUnavailableError): void {
+    this.failed(error);
+    this.lost = true;
+  }
+
+  /** Reports `error` if it means the store is unavailable; hands it back either way. */
+  report(error: unknown): unknown {
+    if (error instanceof StoreUnavailableError) this.failed(error);
+    return error;
+  }
+
+  /** `work`, with a failure that means the store is unavailable reported on its way through. */
+  async watch<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      throw this.report(error);
+    }
   }
 
   failed(error: StoreUnavailableError): void {
@@ -26,7 +52,7 @@ export class StoreOutage {
   }
 
   succeeded(): void {
-    if (this.since === undefined) return;
+    if (this.since === undefined || this.lost) return;
     const durationMs = Date.now() - this.since;
     this.since = undefined;
     this.logger.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });

@@ -1,34 +1,29 @@
-import type { Provider } from '@nestjs/common';
+import type { Abstract, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { StoreOutage } from './store-outage';
 
-export type StoreKind = 'sqlite' | 'postgres';
-
 type StoreClass<T> = new (dataSource: DataSource, outage: StoreOutage) => T;
 
-export function storeKindOf(dataSource: DataSource): StoreKind {
-  return dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
-}
-
-export type StoreImplementations<T> = Readonly<Record<StoreKind, StoreClass<T>>>;
+/** A feature's store, written once for each kind of store. */
+export type StoreImplementations<T> = Readonly<Record<'sqlite' | 'postgres', StoreClass<T>>>;
 
 /**
- * Which store implementation serves a feature is decided here, once: each feature names its
- * SQLite and PostgreSQL classes and gets the one that matches the DataSource. Nothing downstream
- * asks which store it is on.
+ * Which implementation serves a feature is decided here, once: the one for the kind of store the
+ * DataSource was opened on. Nothing downstream asks which store it is on.
  */
 export function chooseStore<T>(
   implementations: StoreImplementations<T>,
   dataSource: DataSource,
   outage: StoreOutage,
 ): T {
-  return new implementations[storeKindOf(dataSource)](dataSource, outage);
+  const kind = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
+  return new implementations[kind](dataSource, outage);
 }
 
-/** `chooseStore` as a Nest provider, for module wiring. */
-export function storeProvider<T>(token: symbol, implementations: StoreImplementations<T>): Provider {
+/** `chooseStore` as a Nest provider of the feature's abstract store class. */
+export function storeProvider<T>(store: Abstract<T>, implementations: StoreImplementations<T>): Provider {
   return {
-    provide: token,
+    provide: store,
     inject: [DataSource, StoreOutage],
     useFactory: (dataSource: DataSource, outage: StoreOutage): T => chooseStore(implementations, dataSource, outage),
   };

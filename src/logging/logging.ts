@@ -4,6 +4,7 @@ import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from '../config/configuration';
 import { failureCodeOf } from '../errors/error-response';
+import { RESPONSE_DEADLINE_MS } from '../http/http-server';
 import { requestIdOf } from '../http/request-id';
 
 /**
@@ -96,6 +97,8 @@ export interface RequestLine {
   durationMs?: number;
   /** Why Node's parser refused the bytes, when it did. */
   parserError?: string;
+  /** The client closed the connection before the answer reached it: the work was still done. */
+  clientClosed?: boolean;
 }
 
 /** The one request log line, for requests that reached Express and those that never did. */
@@ -109,23 +112,28 @@ export function logRequest(logger: Logger, line: RequestLine): void {
       ...(line.error === undefined ? {} : { error: line.error }),
       ...(line.parserError === undefined ? {} : { parserError: line.parserError }),
       ...(line.durationMs === undefined ? {} : { durationMs: line.durationMs }),
+      ...(line.clientClosed === true ? { clientClosed: true } : {}),
     },
-    'request completed',
+    line.clientClosed === true ? 'request completed after the client closed the connection' : 'request completed',
   );
 }
 
 /**
- * Gives every response its X-Request-Id and writes one JSON line per request when it ends:
- * request id, method, path, status, the contract error code of a failure, and duration.
- * Headers and bodies are never logged, so neither is a token. (pino-http does this too, but
- * builds three child loggers per request; one line is all we need, and it is a hot path.)
+ * Gives every response its X-Request-Id and writes one JSON line per request: request id,
+ * method, path, status, the contract error code of a failure, and duration. Headers and bodies
+ * are never logged, so neither is a token. (pino-http does this too, but builds three child
+ * loggers per request; one line is all we need, and it is a hot path.)
+ *
+ * Every request the application saw gets its line, including one whose client went away first:
+ * its handler runs on (a create still commits), so the line is written when the handler answers,
+ * with its status and `clientClosed`, and a committed write is always in the log.
  */
 export function requestLogger(logger: Logger) {
   return (request: IncomingMessage, response: ServerResponse, next: () => void): void => {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
-    response.once('finish', () => {
+    const log = (clientClosed: boolean): void =>
       logRequest(logger, {
         requestId,
         method: request.method,
@@ -133,10 +141,37 @@ export function requestLogger(logger: Logger) {
         status: response.statusCode,
         error: failureCodeOf(response),
         durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
+        clientClosed,
       });
+    response.once('close', () => {
+      if (response.writableFinished) log(false);
+      else if (response.writableEnded) log(true);
+      else whenAnswered(response, () => log(true));
     });
     next();
   };
+}
+
+/**
+ * Calls `then` when the handler of a response whose connection is gone answers it (calls
+ * `end`), or after RESPONSE_DEADLINE_MS if it never does. Only ever on this rare path, so the
+ * response's own `end` is wrapped rather than every response paying for a hook.
+ */
+function whenAnswered(response: ServerResponse, then: () => void): void {
+  let done = false;
+  const once = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    then();
+  };
+  const timer = setTimeout(once, RESPONSE_DEADLINE_MS).unref();
+  const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
+  response.end = ((...args: unknown[]) => {
+    const result = end(...args);
+    once();
+    return result;
+  }) as ServerResponse['end'];
 }
 
 /**

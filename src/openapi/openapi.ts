@@ -5,7 +5,7 @@ import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
 import { ERROR_CODES, NOT_FOUND } from '../errors/error-codes';
 import { writeError } from '../errors/error-response';
-import { PlantDto } from '../plants/dto/plant.dto';
+import { Plant } from '../plants/dto/plant.dto';
 
 export const DOCS_PATH = 'docs';
 
@@ -80,7 +80,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       description: 'An opaque token issued by the operator: `npm run token -- create <name>`',
     })
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [PlantDto] });
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [Plant] });
   // DocumentBuilder writes empty strings for what the contact does not have; leave them out.
   if (document.info.contact?.url === '') delete document.info.contact.url;
   if (document.info.contact?.email === '') delete document.info.contact.email;

@@ -1,20 +1,19 @@
 import type { Outcome } from './create-outcome';
-import type { Plant } from './plant.entity';
-
-export const PLANT_STORE = Symbol('PlantStore');
+import type { PlantEntity } from './plant.entity';
 
 /**
- * Where plants are kept. One implementation per store (`stores/`), chosen once at module wiring.
- * Failures of the store itself reject with StoreUnavailableError.
+ * Where plants are kept, and the DI token for it: one implementation per store (`stores/`),
+ * chosen once at module wiring (storeProvider). Failures of the store itself reject with
+ * StoreUnavailableError.
  */
-export interface PlantStore {
+export abstract class PlantStore {
   /**
    * Inserts the plant unless its id is taken, deciding by the primary key alone, and resolves
    * once the outcome is durably committed: `created`, `replayed` (the same plant was already
    * there) or `conflict` (another plant has the id; nothing changed).
    */
-  create(plant: Plant): Promise<Outcome>;
+  abstract create(plant: PlantEntity): Promise<Outcome>;
 
   /** Every stored plant in id order, read in pages of `pageSize`, so memory stays bounded. */
-  list(pageSize?: number): AsyncIterable<Plant>;
+  abstract list(pageSize?: number): AsyncIterable<PlantEntity>;
 }

@@ -6,7 +6,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
  * driver hands bigint back as a string anyway.
  */
 @Entity({ name: 'plant', withoutRowid: true })
-export class Plant {
+export class PlantEntity {
   @PrimaryColumn({ type: 'bigint' })
   id!: string;
 

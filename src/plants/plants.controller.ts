@@ -14,8 +14,8 @@ import { RateLimitGuard } from '../auth/rate-limit.guard';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { JsonBody } from '../http/json-body.decorator';
-import { NEW_PLANT_FIELDS, NewPlant } from './dto/new-plant.dto';
-import { PlantDto } from './dto/plant.dto';
+import { NEW_PLANT_BODY, NewPlant } from './dto/new-plant.dto';
+import { Plant } from './dto/plant.dto';
 import { PlantsService } from './plants.service';
 
 const errorCodeTable = ERROR_CODES.map((code) => `- \`${code}\`: ${ERROR_CODE_MEANINGS[code]}`).join('\n');
@@ -37,13 +37,13 @@ export class PlantsController {
   })
   @ApiBearerAuth('bearerAuth')
   @ApiBody({ required: true, description: 'The plant to create', schema: { $ref: getSchemaPath('NewPlant') } })
-  @ApiOkResponse({ description: 'Plant response', type: PlantDto })
+  @ApiOkResponse({ description: 'Plant response', type: Plant })
   @ApiResponse({
     status: 400,
     description: `Unexpected error. Every failure answers 400; \`error\` carries the code:\n${errorCodeTable}`,
     schema: { $ref: getSchemaPath('Error') },
   })
-  async create(@JsonBody(NEW_PLANT_FIELDS) newPlant: NewPlant): Promise<PlantDto> {
+  async create(@JsonBody(NEW_PLANT_BODY) newPlant: NewPlant): Promise<Plant> {
     return this.plantsService.create(newPlant);
   }
 

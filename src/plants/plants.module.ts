@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { type StoreImplementations, storeProvider } from '../database/store-provider';
-import { PLANT_STORE, type PlantStore } from './plant-store';
+import { PlantStore } from './plant-store';
 import { PlantsController } from './plants.controller';
 import { PlantsService } from './plants.service';
 import { PostgresPlantStore } from './stores/postgres-plant.store';
@@ -13,7 +13,6 @@ export const PLANT_STORES: StoreImplementations<PlantStore> = {
 
 @Module({
   controllers: [PlantsController],
-  providers: [PlantsService, storeProvider(PLANT_STORE, PLANT_STORES)],
-  exports: [PLANT_STORE],
+  providers: [PlantsService, storeProvider(PlantStore, PLANT_STORES)],
 })
 export class PlantsModule {}

@@ -57,7 +57,9 @@ describeOnSqlite('durability', () => {
     const server = await startServer({ DATABASE_URL: databaseUrl });
     const acked: Acked[] = [];
     const writing = writeUntilKilled(server, token, 16, acked);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Killed mid-stream once there is something to lose (however slow the machine is today).
+    const deadline = Date.now() + 20_000;
+    while (acked.length < 200 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     server.child.kill('SIGKILL');
     await writing;
     await server.exited;

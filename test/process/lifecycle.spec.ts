@@ -125,5 +125,11 @@ describeOnSqlite('the server process', () => {
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
+    // The primary says it listens once, not again for the replacement, and ends with a line of its own.
+    expect(server.output().match(/with 2 workers/g)).toHaveLength(1);
+    expect(server.output()).toMatch(/worker \d+ serving in place of the one that exited/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const last = JSON.parse(server.output().trim().split('\n').at(-1)!) as { msg: string };
+    expect(last.msg).toBe('stopped: every worker has exited (exit 0)');
   });
 });

@@ -4,6 +4,11 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../src/config/configuration';
+import { openStore } from '../../src/database/open-store';
+import { freshDatabase, testStoreKind } from '../support/databases';
 import { run } from '../support/spawn';
 import { MAIN, startServer, stopServer } from '../support/server-process';
 
@@ -61,6 +66,51 @@ describe('starting the server', () => {
       { DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:1/none' },
       /^DATABASE_URL: cannot open the PostgreSQL at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none/,
     );
+  });
+
+  (testStoreKind() === 'postgres' ? it : it.skip)(
+    'refuses a PostgreSQL database that is not UTF-8, naming DATABASE_URL and the encoding',
+    async () => {
+      const admin = process.env.TEST_DATABASE_URL!;
+      const name = `plant_store_latin1_${randomBytes(4).toString('hex')}`;
+      const query = async (sql: string) => {
+        const client = new pg.Client({ connectionString: admin });
+        await client.connect();
+        try {
+          await client.query(sql);
+        } finally {
+          await client.end();
+        }
+      };
+      await query(`CREATE DATABASE "${name}" ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
+      try {
+        const url = new URL(admin);
+        url.pathname = `/${name}`;
+        await expectRefusedStart({ DATABASE_URL: url.toString() }, /^DATABASE_URL: .*encoding is LATIN1.*UTF8/);
+      } finally {
+        await query(`DROP DATABASE "${name}" WITH (FORCE)`);
+      }
+    },
+  );
+
+  it('refuses a store migrated by a newer version, naming the migration and what to do', async () => {
+    const database = await freshDatabase();
+    try {
+      const dataSource = await openStore(loadConfig({ DATABASE_URL: database.url }).database);
+      try {
+        await dataSource.query(
+          `INSERT INTO "migrations" ("timestamp", "name") VALUES (1899999999999, 'AddSomething1899999999999')`,
+        );
+      } finally {
+        await dataSource.destroy();
+      }
+      await expectRefusedStart(
+        { DATABASE_URL: database.url },
+        /^DATABASE_URL: .*ahead of this version: it has migration AddSomething1899999999999.*Upgrades/,
+      );
+    } finally {
+      await database.drop();
+    }
   });
 
   describe('on a port that is taken', () => {

@@ -6,7 +6,7 @@ import { createApp } from '../../src/app.setup';
 import { type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger } from '../../src/logging/logging';
 import { TokensService } from '../../src/auth/tokens.service';
-import { Plant } from '../../src/plants/plant.entity';
+import { PlantEntity } from '../../src/plants/plant.entity';
 import { freshDatabase } from './databases';
 
 export interface StoredPlant {
@@ -44,7 +44,7 @@ export async function startTestApp(env: Env = {}, options: { log?: string[] } = 
   const app = await createApp(config, logger);
   try {
     await app.init();
-    const tokens = app.get(TokensService);
+    const tokens = new TokensService(app.get(DataSource));
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
     const dataSource = app.get(DataSource);
     return {
@@ -56,7 +56,7 @@ export async function startTestApp(env: Env = {}, options: { log?: string[] } = 
       databaseUrl: database.url,
       async storedPlant(id) {
         const row = await dataSource
-          .getRepository(Plant)
+          .getRepository(PlantEntity)
           .createQueryBuilder('plant')
           .select('CAST(plant.id AS TEXT)', 'id')
           .addSelect('plant.name', 'name')

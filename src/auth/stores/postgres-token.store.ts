@@ -32,9 +32,7 @@ export class PostgresTokenStore implements TokenStore {
       });
       return new Map(result.rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
     } catch (error) {
-      const failure = error instanceof StoreUnavailableError ? error : postgresFailure(error);
-      if (failure instanceof StoreUnavailableError) this.outage.failed(failure);
-      throw failure;
+      throw this.outage.report(error instanceof StoreUnavailableError ? error : postgresFailure(error));
     }
   }
 }

@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { PreparedStatement, sqliteFailure } from '../../database/sqlite';
+import { PreparedStatement, SqliteFiles, sqliteFailure } from '../../database/sqlite';
 import type { StoreOutage } from '../../database/store-outage';
-import { StoreUnavailableError } from '../../database/store-unavailable.error';
 import type { TokenRecord, TokenStore } from '../token-store';
 
 /**
@@ -16,11 +15,13 @@ import type { TokenRecord, TokenStore } from '../token-store';
 export class SqliteTokenStore implements TokenStore {
   private readonly lookup: PreparedStatement<[string], TokenRecord>;
   private readonly thisTurn = new Map<string, TokenRecord | undefined>();
+  private readonly files: SqliteFiles;
 
   constructor(
     dataSource: DataSource,
     private readonly outage: StoreOutage,
   ) {
+    this.files = new SqliteFiles(dataSource, outage);
     this.lookup = new PreparedStatement(
       dataSource,
       'SELECT "name", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" = ?',
@@ -32,9 +33,10 @@ export class SqliteTokenStore implements TokenStore {
     let record: TokenRecord | undefined;
     try {
       record = this.lookup.get().get(hash);
+      // A revocation written to the files on disk is not in files this process no longer shares.
+      this.files.check();
     } catch (error) {
-      const failure = sqliteFailure(error);
-      if (failure instanceof StoreUnavailableError) this.outage.failed(failure);
+      const failure = this.outage.report(sqliteFailure(error));
       return Promise.reject(failure instanceof Error ? failure : new Error(String(failure)));
     }
     if (this.thisTurn.size === 0) setImmediate(() => this.thisTurn.clear());

@@ -3,7 +3,7 @@ import { IsText } from './is-text.decorator';
 
 /**
  * The `NewPlant` request body, read strictly: no coercion, so `"5"` is not an id and `null`
- * is not a tag. Only these fields are taken from the body (`NEW_PLANT_FIELDS`); anything else
+ * is not a tag. Only these fields are taken from the body (`NEW_PLANT_BODY`); anything else
  * in it is ignored. One rule per field, each saying whether the field is required, so a create
  * runs three checks. Its OpenAPI schema is written in `src/openapi/openapi.ts`.
  */
@@ -19,5 +19,8 @@ export class NewPlant {
   tag?: string;
 }
 
-/** The properties of NewPlant: what `@JsonBody` hands on from the request body. */
-export const NEW_PLANT_FIELDS = ['id', 'name', 'tag'] as const satisfies ReadonlyArray<keyof NewPlant>;
+/** NewPlant as `@JsonBody` reads it: only its own properties are handed on from the body. */
+export const NEW_PLANT_BODY = {
+  schema: 'NewPlant',
+  fields: ['id', 'name', 'tag'] as const satisfies ReadonlyArray<keyof NewPlant>,
+};

@@ -7,7 +7,7 @@ const TEXT_RESTRICTION =
 
 /** The `Plant` schema: the body of a successful create. There is no `id` in it, by contract. */
 @ApiSchema({ name: 'Plant' })
-export class PlantDto {
+export class Plant {
   @ApiProperty({
     type: 'string',
     description: `The name of the plant. ${TEXT_RESTRICTION}`,

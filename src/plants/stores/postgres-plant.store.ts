@@ -1,17 +1,11 @@
-import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
+import { GroupCommit } from '../../database/group-commit';
 import { postgresClient, postgresFailure } from '../../database/postgres';
 import type { StoreOutage } from '../../database/store-outage';
 import { StoreUnavailableError } from '../../database/store-unavailable.error';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
-import type { Plant } from '../plant.entity';
+import type { PlantEntity } from '../plant.entity';
 import type { PlantStore } from '../plant-store';
-
-interface Pending {
-  row: Plant;
-  resolve(outcome: Outcome): void;
-  reject(error: unknown): void;
-}
 
 /**
  * One statement inserts a whole batch and commits it (autocommit: one round trip, one WAL
@@ -43,36 +37,38 @@ const MAX_BATCHES_IN_FLIGHT = 4;
 const MAX_BATCH_SIZE = 1000;
 
 /**
- * Plants in PostgreSQL, with the same group commit as on SQLite: creates that arrive together
- * share one `INSERT … ON CONFLICT DO NOTHING RETURNING id` (one round trip and one commit), and
- * the ids it did not insert are read back in one `SELECT … WHERE id = ANY(…)`. Prepared once per
- * connection (named statements), with no query building per request. Within a batch the first
- * create of an id is the one sent; later ones of the same id are judged against its result,
- * exactly as if they had arrived one after the other.
+ * Plants in PostgreSQL, by group commit (GroupCommit): a batch is one `INSERT … ON CONFLICT DO
+ * NOTHING RETURNING id` (one round trip, one commit), and the ids it did not insert are read
+ * back in one `SELECT … WHERE id = ANY(…)`. Prepared once per connection (named statements),
+ * with no query building per request. Within a batch the first create of an id is the one sent;
+ * later ones of the same id are judged against its result, exactly as if they had arrived one
+ * after the other.
  */
 export class PostgresPlantStore implements PlantStore {
-  private queue: Pending[] = [];
-  private scheduled = false;
-  private inFlight = 0;
+  private readonly batches: GroupCommit<PlantEntity, Outcome>;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly outage: StoreOutage,
-  ) {}
-
-  create(row: Plant): Promise<Outcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ row, resolve, reject });
-      this.schedule();
+  ) {
+    this.batches = new GroupCommit({
+      write: (batch) => this.write(batch),
+      outage,
+      maxBatchSize: MAX_BATCH_SIZE,
+      maxInFlight: MAX_BATCHES_IN_FLIGHT,
     });
   }
 
-  async *list(pageSize = 1000): AsyncIterable<Plant> {
-    const client = await this.connect();
+  create(row: PlantEntity): Promise<Outcome> {
+    return this.batches.enqueue(row);
+  }
+
+  async *list(pageSize = 1000): AsyncIterable<PlantEntity> {
+    const client = await this.outage.watch(postgresClient(this.dataSource));
     try {
-      const page = async (sql: string, values: unknown[]): Promise<Plant[]> => {
+      const page = async (sql: string, values: unknown[]): Promise<PlantEntity[]> => {
         try {
-          return (await client.query<Plant>(sql, values)).rows;
+          return (await client.query<PlantEntity>(sql, values)).rows;
         } catch (error) {
           throw postgresFailure(error);
         }
@@ -88,81 +84,38 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_BATCHES_IN_FLIGHT || this.queue.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      if (this.inFlight >= MAX_BATCHES_IN_FLIGHT || this.queue.length === 0) return;
-      const batch = this.queue.splice(0, MAX_BATCH_SIZE);
-      this.inFlight++;
-      void this.write(batch).finally(() => {
-        this.inFlight--;
-        this.schedule();
-      });
-      this.schedule();
-    });
-  }
-
-  private async connect(): Promise<PoolClient> {
-    try {
-      return await postgresClient(this.dataSource);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) this.outage.failed(error);
-      throw error;
-    }
-  }
-
-  /** Never rejects: every create of the batch is settled, together. */
-  private async write(batch: Pending[]): Promise<void> {
-    const first = new Map<string, Plant>();
-    for (const { row } of batch) if (!first.has(row.id)) first.set(row.id, row);
+  private async write(batch: readonly PlantEntity[]): Promise<Outcome[]> {
+    const first = new Map<string, PlantEntity>();
+    for (const row of batch) if (!first.has(row.id)) first.set(row.id, row);
     const sent = [...first.values()];
 
+    const client = await postgresClient(this.dataSource);
     let created: Set<string>;
-    let taken: Map<string, Pick<Plant, 'name' | 'tag'>>;
+    const taken = new Map<string, Pick<PlantEntity, 'name' | 'tag'>>();
+    let broken = false;
     try {
-      const client = await this.connect();
-      let broken = false;
-      try {
-        const inserted = await client.query<{ id: string }>({
-          ...INSERT,
-          values: [sent.map((row) => row.id), sent.map((row) => row.name), sent.map((row) => row.tag)],
-        });
-        created = new Set(inserted.rows.map((row) => row.id));
-        const lost = sent.filter((row) => !created.has(row.id)).map((row) => row.id);
-        taken = new Map();
-        if (lost.length > 0) {
-          const stored = await client.query<Plant>({ ...SELECT_TAKEN, values: [lost] });
-          for (const row of stored.rows) taken.set(row.id, row);
-        }
-      } catch (error) {
-        const failure = postgresFailure(error);
-        // A connection whose transport failed is discarded rather than handed to the next batch.
-        broken = failure instanceof StoreUnavailableError && (error as { code?: unknown }).code === undefined;
-        throw failure;
-      } finally {
-        client.release(broken);
+      const inserted = await client.query<{ id: string }>({
+        ...INSERT,
+        values: [sent.map((row) => row.id), sent.map((row) => row.name), sent.map((row) => row.tag)],
+      });
+      created = new Set(inserted.rows.map((row) => row.id));
+      const lost = sent.filter((row) => !created.has(row.id)).map((row) => row.id);
+      if (lost.length > 0) {
+        const stored = await client.query<PlantEntity>({ ...SELECT_TAKEN, values: [lost] });
+        for (const row of stored.rows) taken.set(row.id, row);
       }
     } catch (error) {
-      if (error instanceof StoreUnavailableError) this.outage.failed(error);
-      for (const pending of batch) pending.reject(error);
-      return;
+      const failure = postgresFailure(error);
+      // A connection whose transport failed is discarded rather than handed to the next batch.
+      broken = failure instanceof StoreUnavailableError && (error as { code?: unknown }).code === undefined;
+      throw failure;
+    } finally {
+      client.release(broken);
     }
-    this.outage.succeeded();
-
-    for (const pending of batch) {
-      const { row } = pending;
+    return batch.map((row) => {
       const sentRow = first.get(row.id)!;
-      try {
-        if (created.has(row.id)) {
-          pending.resolve(sentRow === row ? 'created' : duplicateOutcome(row, sentRow));
-        } else {
-          pending.resolve(duplicateOutcome(row, taken.get(row.id)));
-        }
-      } catch (error) {
-        pending.reject(error);
-      }
-    }
+      if (!created.has(row.id)) return duplicateOutcome(row, taken.get(row.id));
+      return sentRow === row ? 'created' : duplicateOutcome(row, sentRow);
+    });
   }
 }

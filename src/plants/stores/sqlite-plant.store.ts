@@ -1,57 +1,52 @@
 import type Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
+import { GroupCommit } from '../../database/group-commit';
 import {
   isSqliteBusy,
   nativeSqlite,
   PreparedStatement,
   SQLITE_LOCK_WAIT_MS,
+  SqliteFiles,
   sqliteFailure,
 } from '../../database/sqlite';
 import type { StoreOutage } from '../../database/store-outage';
 import { StoreUnavailableError } from '../../database/store-unavailable.error';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
-import type { Plant } from '../plant.entity';
+import type { PlantEntity } from '../plant.entity';
 import type { PlantStore } from '../plant-store';
-
-interface Pending {
-  row: Plant;
-  /** Past this, a create still waiting for the file's lock is answered 503. */
-  deadline: number;
-  resolve(outcome: Outcome): void;
-  reject(error: unknown): void;
-}
 
 /**
  * How often a batch tries again for the write lock while another process holds it. Another
- * worker holds it for one commit (about a millisecond, its fsync); a failed attempt costs a few
- * microseconds. (Backing off to 25 ms put two workers' p99 at 50-60 ms; every 1 ms, at 19 ms.)
+ * worker holds it for one commit (its fsync); a failed attempt costs a few microseconds, and
+ * backing off further raised two workers' p99 (see docs/performance.md).
  */
 const LOCK_RETRY_MS = 1;
 
 /**
- * Plants in SQLite, with group commit. Creates that arrive in one turn of the event loop are
- * written in one `BEGIN IMMEDIATE` transaction, so one fsync (synchronous=FULL) covers all of
- * them, and none is answered before that commit returns. Within the batch each create is decided
- * by the primary key, in arrival order: the first of two creates of one id wins.
- *
- * When another process holds the file's write lock, the batch waits for it without blocking:
- * the attempt fails at once (busy timeout 0) and is retried on a timer, with newer creates
- * joining it in arrival order, while the event loop keeps answering everyone else. A create that
- * has waited SQLITE_LOCK_WAIT_MS is answered 503.
+ * Plants in SQLite, by group commit (GroupCommit): a batch is one `BEGIN IMMEDIATE`
+ * transaction, so one fsync covers all of it. Within it each create is decided by the primary
+ * key, in arrival order: the first of two creates of one id wins. IMMEDIATE takes the write lock
+ * up front, so a file another process holds fails at once, before any write, and the batch
+ * waits for it without blocking (busy timeout 0, retried on a timer), for at most
+ * SQLITE_LOCK_WAIT_MS. After each commit the files are checked to be the ones on disk.
  */
 export class SqlitePlantStore implements PlantStore {
-  private queue: Pending[] = [];
-  private scheduled = false;
+  private readonly batches: GroupCommit<PlantEntity, Outcome>;
   private readonly insert: PreparedStatement<[string, string, string | null]>;
   private readonly select: PreparedStatement<[string], { name: string; tag: string | null }>;
-  private readonly firstPage: PreparedStatement<[number], Plant>;
-  private readonly nextPage: PreparedStatement<[string, number], Plant>;
-  private transaction?: { db: Database.Database; run: Database.Transaction<(batch: Pending[]) => Outcome[]> };
+  private readonly firstPage: PreparedStatement<[number], PlantEntity>;
+  private readonly nextPage: PreparedStatement<[string, number], PlantEntity>;
+  private readonly files: SqliteFiles;
+  private transaction?: {
+    db: Database.Database;
+    run: Database.Transaction<(batch: readonly PlantEntity[]) => Outcome[]>;
+  };
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly outage: StoreOutage,
+    outage: StoreOutage,
   ) {
+    this.files = new SqliteFiles(dataSource, outage);
     this.insert = new PreparedStatement(
       dataSource,
       'INSERT INTO "plant" ("id", "name", "tag") VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
@@ -65,16 +60,24 @@ export class SqlitePlantStore implements PlantStore {
       dataSource,
       `${columns} WHERE "plant"."id" > ? ORDER BY "plant"."id" LIMIT ?`,
     );
-  }
-
-  create(row: Plant): Promise<Outcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ row, deadline: Date.now() + SQLITE_LOCK_WAIT_MS, resolve, reject });
-      this.schedule(0);
+    this.batches = new GroupCommit({
+      write: (batch) => this.write(batch),
+      outage,
+      busy: {
+        isBusy: isSqliteBusy,
+        retryMs: LOCK_RETRY_MS,
+        maxWaitMs: SQLITE_LOCK_WAIT_MS,
+        timedOut: () =>
+          new StoreUnavailableError(`the SQLite file stayed locked by another process for ${SQLITE_LOCK_WAIT_MS} ms`),
+      },
     });
   }
 
-  async *list(pageSize = 1000): AsyncIterable<Plant> {
+  create(row: PlantEntity): Promise<Outcome> {
+    return this.batches.enqueue(row);
+  }
+
+  async *list(pageSize = 1000): AsyncIterable<PlantEntity> {
     // A page per query, never the whole table; `id > ?` resumes exactly where the last ended.
     let rows = this.firstPage.get().all(pageSize);
     for (;;) {
@@ -85,65 +88,34 @@ export class SqlitePlantStore implements PlantStore {
     }
   }
 
-  /** `delay` 0: the next turn of the event loop, so that creates arriving in this one join. */
-  private schedule(delay: number): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    const flush = (): void => this.flush();
-    if (delay === 0) setImmediate(flush);
-    else setTimeout(flush, delay);
-  }
-
-  private writeBatch(batch: Pending[]): Outcome[] {
+  private insertAll(batch: readonly PlantEntity[]): Outcome[] {
     const insert = this.insert.get();
     const select = this.select.get();
-    return batch.map(({ row }) => {
+    return batch.map((row) => {
       if (insert.run(row.id, row.name, row.tag).changes === 1) return 'created';
       return duplicateOutcome(row, select.get(row.id));
     });
   }
 
-  private begin(): Database.Transaction<(batch: Pending[]) => Outcome[]> {
+  /** The batch's transaction, made once per connection (a reopened store gets a new one). */
+  private begin(): Database.Transaction<(batch: readonly PlantEntity[]) => Outcome[]> {
     const db = nativeSqlite(this.dataSource);
     if (this.transaction?.db !== db) {
-      this.transaction = { db, run: db.transaction((pending: Pending[]) => this.writeBatch(pending)) };
+      this.transaction = { db, run: db.transaction((batch: readonly PlantEntity[]) => this.insertAll(batch)) };
     }
     return this.transaction.run;
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const now = Date.now();
-    const expired = this.queue.filter((pending) => pending.deadline <= now);
-    if (expired.length > 0) {
-      this.queue = this.queue.filter((pending) => pending.deadline > now);
-      const error = new StoreUnavailableError(
-        `the SQLite file stayed locked by another process for ${SQLITE_LOCK_WAIT_MS} ms`,
-      );
-      this.outage.failed(error);
-      for (const pending of expired) pending.reject(error);
-    }
-    const batch = this.queue;
-    if (batch.length === 0) return;
+  private write(batch: readonly PlantEntity[]): Outcome[] {
     let outcomes: Outcome[];
     try {
-      // IMMEDIATE takes the write lock up front, so a busy file fails here, before any write,
-      // never half-way through the batch.
       outcomes = this.begin().immediate(batch);
     } catch (error) {
-      if (isSqliteBusy(error)) {
-        // The batch stays queued (newer creates join it behind) and tries again shortly.
-        this.schedule(LOCK_RETRY_MS);
-        return;
-      }
-      this.queue = [];
-      const failure = sqliteFailure(error);
-      if (failure instanceof StoreUnavailableError) this.outage.failed(failure);
-      for (const pending of batch) pending.reject(failure); // nothing of the batch was committed
-      return;
+      throw isSqliteBusy(error) ? error : sqliteFailure(error);
     }
-    this.queue = [];
-    this.outage.succeeded();
-    batch.forEach((pending, i) => pending.resolve(outcomes[i]));
+    // Committed, but to the files this process opened: if they are no longer the ones on disk,
+    // the commit may be lost, so it is not acknowledged.
+    this.files.check();
+    return outcomes;
   }
 }

@@ -1,0 +1,121 @@
+import type { StoreOutage } from './store-outage';
+import { StoreUnavailableError } from './store-unavailable.error';
+
+interface Waiter<T, R> {
+  item: T;
+  /** Past this, an item still waiting (for a busy store) is answered unavailable. */
+  deadline: number;
+  resolve(result: R): void;
+  reject(error: unknown): void;
+}
+
+export interface GroupCommitOptions<T, R> {
+  /**
+   * Writes one batch in one commit and returns each item's result, in order: all of it is
+   * committed, or (by throwing) none of it. Throwing StoreUnavailableError means the store
+   * cannot answer now.
+   */
+  write(batch: readonly T[]): readonly R[] | Promise<readonly R[]>;
+  outage: StoreOutage;
+  /** At most this many items per batch. Default: no limit. */
+  maxBatchSize?: number;
+  /** At most this many batches being written at once. Default 1. */
+  maxInFlight?: number;
+  /**
+   * When `write` fails because another process holds the store (`isBusy`), the batch is tried
+   * again after `retryMs`, newer items joining it, until an item has waited `maxWaitMs`: that
+   * item is then answered with `timedOut()`.
+   */
+  busy?: {
+    isBusy(error: unknown): boolean;
+    retryMs: number;
+    maxWaitMs: number;
+    timedOut(): StoreUnavailableError;
+  };
+}
+
+/**
+ * Group commit, for both stores: items that arrive in one turn of the event loop are written in
+ * one commit (one fsync on SQLite, one round trip on PostgreSQL), and none is answered before
+ * that commit returns. Every waiter is settled, with its result or the batch's failure; a
+ * failure that means the store is unavailable starts an outage (StoreOutage), and a commit that
+ * succeeds ends it.
+ */
+export class GroupCommit<T, R> {
+  private queue: Waiter<T, R>[] = [];
+  private scheduled = false;
+  private inFlight = 0;
+  private readonly maxBatchSize: number;
+  private readonly maxInFlight: number;
+
+  constructor(private readonly options: GroupCommitOptions<T, R>) {
+    this.maxBatchSize = options.maxBatchSize ?? Infinity;
+    this.maxInFlight = options.maxInFlight ?? 1;
+  }
+
+  /** Resolves with the item's result once its batch is committed. */
+  enqueue(item: T): Promise<R> {
+    return new Promise((resolve, reject) => {
+      const deadline = Date.now() + (this.options.busy?.maxWaitMs ?? 0);
+      this.queue.push({ item, deadline, resolve, reject });
+      this.schedule(0);
+    });
+  }
+
+  /** `delayMs` 0: the next turn of the event loop, so that items arriving in this one join. */
+  private schedule(delayMs: number): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const flush = (): void => {
+      this.scheduled = false;
+      this.flush();
+    };
+    if (delayMs === 0) setImmediate(flush);
+    else setTimeout(flush, delayMs);
+  }
+
+  private flush(): void {
+    this.expire();
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatchSize);
+      this.inFlight++;
+      void this.commit(batch).finally(() => {
+        this.inFlight--;
+        if (this.queue.length > 0) this.schedule(0);
+      });
+    }
+  }
+
+  /** Never rejects: every waiter of the batch is settled, or the batch goes back to wait. */
+  private async commit(batch: Waiter<T, R>[]): Promise<void> {
+    let results: readonly R[];
+    try {
+      results = await this.options.write(batch.map((waiter) => waiter.item));
+    } catch (error) {
+      const busy = this.options.busy;
+      if (busy?.isBusy(error)) {
+        // Nothing was written: the batch waits at the head of the queue, newer items behind it.
+        this.queue = batch.concat(this.queue);
+        this.schedule(busy.retryMs);
+        return;
+      }
+      if (error instanceof StoreUnavailableError) this.options.outage.failed(error);
+      for (const waiter of batch) waiter.reject(error);
+      return;
+    }
+    this.options.outage.succeeded();
+    batch.forEach((waiter, i) => waiter.resolve(results[i]));
+  }
+
+  private expire(): void {
+    const busy = this.options.busy;
+    if (busy === undefined) return;
+    const now = Date.now();
+    const expired = this.queue.filter((waiter) => waiter.deadline <= now);
+    if (expired.length === 0) return;
+    this.queue = this.queue.filter((waiter) => waiter.deadline > now);
+    const error = busy.timedOut();
+    this.options.outage.failed(error);
+    for (const waiter of expired) waiter.reject(error);
+  }
+}

@@ -1,0 +1,76 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { DatabaseConfig } from '../config/configuration';
+import { POSTGRES } from './postgres';
+import { SQLITE } from './sqlite';
+import type { StoreClient, StoreKind } from './store-kind';
+
+/** The one place that reads which store DATABASE_URL names. */
+function kindOf(database: DatabaseConfig): StoreKind {
+  return database.type === 'postgres' ? POSTGRES : SQLITE;
+}
+
+/**
+ * The one description of the store, shared by the Nest app, the operator commands and the
+ * TypeORM CLI (`ormconfig.ts`). Schema changes happen only through the migrations, which run
+ * on open; never `synchronize`.
+ */
+export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
+  return kindOf(database).options(database);
+}
+
+/** The store named by DATABASE_URL could not be opened; the message is the operator's one line. */
+export class StoreOpenError extends Error {
+  constructor(where: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`DATABASE_URL: cannot open the ${where}: ${reason}`, { cause });
+    this.name = 'StoreOpenError';
+  }
+}
+
+/**
+ * A store migrated by a newer version holds migrations this code does not know: running on it
+ * could write rows the newer schema forbids or miss what it needs, so it is refused (before this
+ * version migrates anything), naming the migrations.
+ */
+async function refuseNewerSchema(dataSource: DataSource): Promise<void> {
+  const table = dataSource.options.migrationsTableName ?? 'migrations';
+  const runner = dataSource.createQueryRunner();
+  let applied: string[];
+  try {
+    if (!(await runner.hasTable(table))) return;
+    const rows = (await runner.query(`SELECT "name" FROM "${table}"`)) as { name: string }[];
+    applied = rows.map((row) => row.name);
+  } finally {
+    await runner.release();
+  }
+  const known = new Set(dataSource.migrations.map((migration) => migration.name));
+  const unknown = applied.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `the store is ahead of this version: it has migration ${unknown.join(', ')}, which this version does not ` +
+        'know. Run the newer version, or revert that migration with it first (see "Upgrades" in docs/operations.md)',
+    );
+  }
+}
+
+/**
+ * Opens the store and applies pending migrations: what the server and the operator commands do
+ * first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
+ * StoreOpenError that names DATABASE_URL and the cause.
+ */
+export async function openStore(database: DatabaseConfig, client: StoreClient = 'command'): Promise<DataSource> {
+  const kind = kindOf(database);
+  let dataSource: DataSource | undefined;
+  try {
+    kind.beforeConnect(database);
+    dataSource = await new DataSource(kind.options(database)).initialize();
+    await kind.check(dataSource);
+    await refuseNewerSchema(dataSource);
+    await kind.migrate(dataSource);
+    if (client === 'server') kind.serve(dataSource);
+    return dataSource;
+  } catch (error) {
+    if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);
+    throw new StoreOpenError(kind.describe(database), error);
+  }
+}

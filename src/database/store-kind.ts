@@ -1,0 +1,25 @@
+import type { DataSource, DataSourceOptions } from 'typeorm';
+import type { DatabaseConfig } from '../config/configuration';
+
+/** Who opens the store: the server, or an operator command (which may simply block). */
+export type StoreClient = 'server' | 'command';
+
+/**
+ * Everything that differs between SQLite and PostgreSQL in opening a store. `openStore` picks
+ * one of the two (by DATABASE_URL) once; nothing else asks which store it is on, but for the
+ * store classes themselves, chosen the same way (storeProvider).
+ */
+export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
+  /** TypeORM's options: the connection, the entities, this store's own migrations. */
+  options(database: C): DataSourceOptions;
+  /** Where the store is, for an operator's line: a file path, or a URL without its password. */
+  describe(database: C): string;
+  /** Before connecting (SQLite: the owner-only file and folder). */
+  beforeConnect(database: C): void;
+  /** After connecting, before migrating: refuses a store the service cannot keep text in. */
+  check(dataSource: DataSource): Promise<void>;
+  /** Applies pending migrations, one process at a time when several start together. */
+  migrate(dataSource: DataSource): Promise<void>;
+  /** Once migrated, how the server (not an operator command) uses the connection. */
+  serve(dataSource: DataSource): void;
+}
