@@ -21,6 +21,9 @@ const common = {
 /** @type {import('jest').Config} */
 export default {
   globalSetup: '<rootDir>/jest.global-setup.mjs',
+  // Most suites spend their time waiting (on spawned servers, timeouts, the store's fsync), not
+  // computing: four at a time keep two cores busy. Jest's default here would be one.
+  maxWorkers: 4,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },

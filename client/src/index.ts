@@ -16,23 +16,33 @@ export type ErrorCode = ErrorBody['error'];
  */
 export type NewPlant = Omit<components['schemas']['NewPlant'], 'id'> & { id: bigint | string | number };
 
-/** The service refused the create: `error` is the contract's code, `message` its explanation. */
+/**
+ * The create failed: `error` is the contract's code and `message` its explanation. When the
+ * service could not be reached at all (refused, reset, no answer) after every attempt, `error`
+ * is 503 and `cause` is what the transport reported last.
+ */
 export class PlantStoreError extends Error {
   constructor(
     readonly error: ErrorCode,
     message: string,
     /** How long the service asked to wait before trying again (429, 503), in ms. */
     readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'PlantStoreError';
   }
 }
 
+/**
+ * The default budget outlasts a restart of the service (its start takes a second or two): ten
+ * attempts, waits from 100 ms doubling to 5 s, at least half of each wait kept, so the retries
+ * span at least 13 s and at most 26 s.
+ */
 export interface RetryOptions {
-  /** Attempts in all, the first included. Default 5. */
+  /** Attempts in all, the first included. Default 10. */
   attempts?: number;
-  /** The first backoff; it doubles per attempt (with full jitter) up to `maxDelayMs`. Default 100. */
+  /** The first wait; it doubles per attempt up to `maxDelayMs`, half of it jittered. Default 200. */
   baseDelayMs?: number;
   /** No wait is longer than this, `Retry-After` included. Default 5000. */
   maxDelayMs?: number;
@@ -114,12 +124,18 @@ type Attempt =
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** fetch's TypeError says only "fetch failed"; the code of its own cause (ECONNREFUSED) says why. */
+function causeCode(error: Error): string {
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? ` (${code})` : '';
+}
+
 export function createClient(options: ClientOptions): PlantStoreClient {
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const url = new URL('plants', options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`).toString();
   const retry = options.retry === false ? { attempts: 1 } : (options.retry ?? {});
-  const attempts = Math.max(1, retry.attempts ?? 5);
-  const baseDelayMs = retry.baseDelayMs ?? 100;
+  const attempts = Math.max(1, retry.attempts ?? 10);
+  const baseDelayMs = retry.baseDelayMs ?? 200;
   const maxDelayMs = retry.maxDelayMs ?? 5000;
 
   async function attempt(body: string): Promise<Attempt> {
@@ -130,8 +146,11 @@ export function createClient(options: ClientOptions): PlantStoreClient {
         headers: { Authorization: `Bearer ${options.token}`, 'Content-Type': 'application/json' },
         body,
       });
-    } catch (error) {
-      return { kind: 'failed', error, retryable: true }; // refused, reset, DNS: nothing was answered
+    } catch (cause) {
+      // Refused, reset, DNS: nothing was answered. The caller sees the client's own error.
+      const reason = cause instanceof Error ? `${cause.message}${causeCode(cause)}` : String(cause);
+      const error = new PlantStoreError(503, `The service could not be reached: ${reason}`, undefined, { cause });
+      return { kind: 'failed', error, retryable: true };
     }
     const text = await response.text();
     let parsed: unknown;
@@ -164,7 +183,8 @@ export function createClient(options: ClientOptions): PlantStoreClient {
         const result = await attempt(body);
         if (result.kind === 'done') return result.plant;
         if (!result.retryable || n >= attempts) throw result.error;
-        const backoff = Math.random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1));
+        const step = Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1));
+        const backoff = step / 2 + (Math.random() * step) / 2; // equal jitter: never less than half
         await sleep(Math.min(maxDelayMs, Math.max(backoff, result.retryAfterMs ?? 0)));
       }
     },

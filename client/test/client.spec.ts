@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../test/support/spawn.js';
@@ -145,11 +145,10 @@ describe('@plant-store/client retries', () => {
       const client = createClient({
         baseUrl: `http://127.0.0.1:${port}`,
         token,
-        fetch: counting.fetch,
-        retry: { attempts: 40, baseDelayMs: 50, maxDelayMs: 250 },
+        fetch: counting.fetch, // and the default retries: they must outlast the server's start
       });
       const created = client.createPlant({ id: 9223372036854775807n, name: 'Survivor' });
-      await new Promise((resolve) => setTimeout(resolve, 400)); // refused until the server is back
+      // Refused until the server is back, which takes as long as the server takes to start.
       server = await startServer({ DATABASE_URL: databaseUrl, PORT: String(port) });
       await expect(created).resolves.toEqual({ name: 'Survivor' });
       expect(counting.calls()).toBeGreaterThan(1);
@@ -191,7 +190,68 @@ describe('@plant-store/client retries', () => {
       },
       retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
     });
-    await expect(down.createPlant({ id: 1n, name: 'x' })).rejects.toThrow('fetch failed');
+    const failure: unknown = await down.createPlant({ id: 1n, name: 'x' }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PlantStoreError);
+    expect(failure).toMatchObject({ error: 503, message: expect.stringContaining('fetch failed') });
+    expect((failure as PlantStoreError).cause).toBeInstanceOf(TypeError);
     expect(refused).toBe(3);
+  });
+});
+
+describe('@plant-store/client as a package', () => {
+  const ROOT = process.cwd();
+  const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+  let dir: string;
+  beforeAll(async () => {
+    const build = await run('npm', ['run', 'build', '--workspace', '@plant-store/client'], {}, 120_000);
+    expect(build.code).toBe(0);
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-consumer-'));
+    mkdirSync(join(dir, 'node_modules/@plant-store'), { recursive: true });
+    symlinkSync(join(ROOT, 'client'), join(dir, 'node_modules/@plant-store/client'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('type-checks and runs in a CommonJS and in an ES module TypeScript project (module node16)', async () => {
+    const kinds = ['commonjs', 'module'];
+    for (const type of kinds) {
+      const project = join(dir, type);
+      mkdirSync(project);
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ type }));
+      writeFileSync(
+        join(project, 'index.ts'),
+        "import { createClient, PlantStoreError, type Plant } from '@plant-store/client';\n" +
+          "const client = createClient({ baseUrl: 'http://127.0.0.1:1', token: 'pst_x', retry: false });\n" +
+          'client.createPlant({ id: 1n, name: "x" }).then(\n' +
+          '  (plant: Plant) => console.log(plant.name),\n' +
+          '  (error: unknown) => console.log(error instanceof PlantStoreError ? `PlantStoreError ${error.error}` : error),\n' +
+          ');\n',
+      );
+    }
+    // One compiler run for both: each file's kind comes from the package.json beside it.
+    const compiled = await run(
+      process.execPath,
+      [
+        TSC,
+        '--module',
+        'node16',
+        '--target',
+        'es2022',
+        '--strict',
+        '--types',
+        'node',
+        '--typeRoots',
+        join(ROOT, 'node_modules/@types'),
+        ...kinds.map((type) => join(type, 'index.ts')),
+      ],
+      {},
+      60_000,
+      dir,
+    );
+    expect(compiled.stdout + compiled.stderr).toBe('');
+    expect(compiled.code).toBe(0);
+    for (const type of kinds) {
+      const ran = await run(process.execPath, ['index.js'], {}, 20_000, join(dir, type));
+      expect({ type, output: ran.stdout.trim() }).toEqual({ type, output: 'PlantStoreError 503' });
+    }
   });
 });
