@@ -84,7 +84,9 @@ export class Connections {
       if (this.draining) this.closeWhenIdle(connection);
     });
     // `server.close()` calls this, and Node's own resets every idle connection at once.
-    server.closeIdleConnections = () => this.start();
+    server.closeIdleConnections = () => {
+      for (const connection of this.open.values()) this.closeWhenIdle(connection);
+    };
   }
 
   /**
