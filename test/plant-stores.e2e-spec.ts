@@ -88,6 +88,27 @@ describe(`the ${testStoreKind()} plant store`, () => {
     expect(await store.create(plant('501', 'before'))).toBe('created');
   });
 
+  it('decides the same ids sent at once by two instances in opposite orders, never failing either', async () => {
+    // Two instances each inserting a batch of the same new ids, one ascending and one
+    // descending: inserting them in the order they came would deadlock on PostgreSQL (each
+    // waiting for the other's uncommitted rows), and one batch would fail.
+    const other = await openStore(parseDatabaseUrl(database.url), 'server');
+    try {
+      const otherStore = chooseStore(PLANT_STORES, other, new StoreOutage());
+      for (let round = 0; round < 5; round++) {
+        const ids = Array.from({ length: 200 }, (_, i) => String(10_000 + round * 1_000 + i));
+        const [up, down] = await Promise.all([
+          Promise.all(ids.map((id) => store.create(plant(id, 'both')))),
+          Promise.all([...ids].reverse().map((id) => otherStore.create(plant(id, 'both')))),
+        ]);
+        const byId = new Map(ids.map((id, i) => [id, [up[i], down[ids.length - 1 - i]].sort()]));
+        for (const outcomes of byId.values()) expect(outcomes).toEqual(['created', 'replayed']);
+      }
+    } finally {
+      await other.destroy();
+    }
+  });
+
   it('lists every plant once, in id order, page by page', async () => {
     const seen: string[] = [];
     for await (const row of store.list(2)) seen.push(row.id);

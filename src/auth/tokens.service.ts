@@ -1,4 +1,4 @@
-import type { DataSource, Repository } from 'typeorm';
+import { type DataSource, IsNull, type Repository } from 'typeorm';
 import { ApiTokenEntity } from './api-token.entity';
 import { generateToken, hashToken } from './token-secret';
 
@@ -21,28 +21,38 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
 /**
  * The operator's token commands: issue, list, revoke. A plain class over a DataSource, so the
- * command line uses it without booting Nest. (Requests are checked by the TokenStore.)
+ * command line uses it without booting Nest. (Requests are checked by the TokenStore.) Each
+ * command is one transaction: on PostgreSQL that is what bounds its statements and lock waits.
  */
 export class TokensService {
-  private readonly tokens: Repository<ApiTokenEntity>;
+  constructor(private readonly dataSource: DataSource) {}
 
-  constructor(dataSource: DataSource) {
-    this.tokens = dataSource.getRepository(ApiTokenEntity);
+  private inTransaction<T>(work: (tokens: Repository<ApiTokenEntity>) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction((manager) => work(manager.getRepository(ApiTokenEntity)));
   }
 
   /** Returns the secret; it is shown once and never stored. */
   async create(name: string, now = new Date()): Promise<string> {
     if (!NAME_PATTERN.test(name)) throw new TokenNameError(`token names are ${TOKEN_NAME_RULE}`);
-    if (await this.tokens.existsBy({ name })) {
-      throw new TokenNameError(`a token named "${name}" already exists, and names are never reused: pick another name`);
-    }
     const token = generateToken();
-    await this.tokens.insert({ name, tokenHash: hashToken(token), createdAt: now.toISOString(), revokedAt: null });
+    const row = { name, tokenHash: hashToken(token), createdAt: now.toISOString(), revokedAt: null };
+    try {
+      // The write comes first: a SQLite transaction that read first could not then take the
+      // write lock while the server writes (SQLITE_BUSY at once, no waiting).
+      await this.inTransaction((tokens) => tokens.insert(row));
+    } catch (error) {
+      if (await this.inTransaction((tokens) => tokens.existsBy({ name }))) {
+        throw new TokenNameError(
+          `a token named "${name}" already exists, and names are never reused: pick another name`,
+        );
+      }
+      throw error;
+    }
     return token;
   }
 
   async list(): Promise<TokenSummary[]> {
-    const rows = await this.tokens.find({ order: { id: 'ASC' } });
+    const rows = await this.inTransaction((tokens) => tokens.find({ order: { id: 'ASC' } }));
     return rows.map((row) => ({
       name: row.name,
       createdAt: row.createdAt,
@@ -53,11 +63,13 @@ export class TokensService {
 
   /** Undefined when no token has that name. Revoking twice keeps the first time. */
   async revoke(name: string, now = new Date()): Promise<RevokeResult | undefined> {
-    const token = await this.tokens.findOneBy({ name });
-    if (token === null) return undefined;
-    if (token.revokedAt !== null) return { outcome: 'already-revoked', at: token.revokedAt };
     const at = now.toISOString();
-    await this.tokens.update({ name }, { revokedAt: at });
-    return { outcome: 'revoked', at };
+    return this.inTransaction(async (tokens) => {
+      const revoked = await tokens.update({ name, revokedAt: IsNull() }, { revokedAt: at });
+      if (revoked.affected === 1) return { outcome: 'revoked', at };
+      const token = await tokens.findOneBy({ name });
+      if (token?.revokedAt == null) return undefined;
+      return { outcome: 'already-revoked', at: token.revokedAt };
+    });
   }
 }

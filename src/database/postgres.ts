@@ -1,5 +1,10 @@
-import type { Pool, PoolClient } from 'pg';
-import type { DataSource } from 'typeorm';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import {
+  type DataSource,
+  type EntitySubscriberInterface,
+  MigrationExecutor,
+  type TransactionStartEvent,
+} from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStorePostgres1795305600000 } from './migrations/postgres/1795305600000-CreatePlantStore';
@@ -36,6 +41,12 @@ export function postgresFailure(error: unknown): unknown {
   return new StoreUnavailableError(typeof code === 'string' ? code : 'connection failed', { cause: error });
 }
 
+/** The connection itself failed (no SQLSTATE): it is discarded, never handed to the next user. */
+export function isTransportFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return !(typeof code === 'string' && SQLSTATE.test(code));
+}
+
 /** The pg pool under a TypeORM DataSource: the hot paths speak to it directly. */
 export function postgresPool(dataSource: DataSource): Pool {
   const pool = dataSource.isInitialized ? (dataSource.driver as unknown as { master?: Pool }).master : undefined;
@@ -43,12 +54,67 @@ export function postgresPool(dataSource: DataSource): Pool {
   return pool;
 }
 
+const heard = new WeakSet<PoolClient>();
+
 /** A connection from the pool; failing to get one in time is unavailability. */
 export async function postgresClient(dataSource: DataSource): Promise<PoolClient> {
+  let client: PoolClient;
   try {
-    return await postgresPool(dataSource).connect();
+    client = await postgresPool(dataSource).connect();
   } catch (error) {
     throw postgresFailure(error);
+  }
+  // A connection that fails while checked out (its server, or a pooler in between, gone) also
+  // emits 'error', which the pool listens to only while the connection is idle; unheard, it
+  // would end the process. Its queries reject with the failure, and the pool drops it on release.
+  if (!heard.has(client)) {
+    heard.add(client);
+    client.on('error', () => undefined);
+  }
+  return client;
+}
+
+/**
+ * The bounds, set for one transaction (SET LOCAL). They end with it, so they hold the same
+ * directly and through a transaction pooler (PgBouncer, RDS Proxy, Neon's and Supabase's pooled
+ * endpoints), which hands each transaction whichever server connection is free and refuses
+ * them as connection parameters.
+ */
+const BOUNDS =
+  `SET LOCAL statement_timeout = ${POSTGRES_STATEMENT_TIMEOUT_MS}; ` +
+  `SET LOCAL lock_timeout = ${POSTGRES_LOCK_TIMEOUT_MS}; ` +
+  `SET LOCAL idle_in_transaction_session_timeout = ${POSTGRES_STATEMENT_TIMEOUT_MS * 2}`;
+
+/**
+ * Runs one statement in a transaction the server bounds: `BEGIN` with the bounds, the
+ * statement, `COMMIT`, pipelined on one connection (one round trip). Rejects if any of the
+ * three fails; a statement that failed leaves nothing (its `COMMIT` rolls back), and a `COMMIT`
+ * that failed leaves the outcome unknown, which the caller reports as unavailability. The
+ * statement is unnamed: a named one belongs to one server connection, which a pooler does not
+ * keep for the next transaction.
+ */
+export async function boundedQuery<R extends QueryResultRow>(
+  client: PoolClient,
+  query: QueryConfig,
+): Promise<QueryResult<R>> {
+  const [begun, result, committed] = await Promise.allSettled([
+    client.query(`BEGIN; ${BOUNDS}`),
+    client.query<R>(query),
+    client.query('COMMIT'),
+  ]);
+  if (begun.status === 'rejected') throw begun.reason;
+  if (result.status === 'rejected') throw result.reason;
+  if (committed.status === 'rejected') throw committed.reason;
+  return result.value;
+}
+
+/** Every transaction TypeORM starts (operator commands, migrations) gets the same bounds. */
+class BoundedTransactions implements EntitySubscriberInterface {
+  async afterTransactionStart(event: TransactionStartEvent): Promise<void> {
+    // Once per transaction: a nested one is a savepoint of the same transaction.
+    if ((event.queryRunner as unknown as { transactionDepth: number }).transactionDepth === 1) {
+      await event.queryRunner.query(BOUNDS);
+    }
   }
 }
 
@@ -91,15 +157,12 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     url: database.url,
     poolSize: 10,
     connectTimeoutMS: POSTGRES_POOL_WAIT_MS,
-    // Sent as connection parameters: every statement and lock wait on these connections is
-    // bounded by the server itself, so a hung statement is cancelled, never committed late.
-    extra: {
-      statement_timeout: POSTGRES_STATEMENT_TIMEOUT_MS,
-      lock_timeout: POSTGRES_LOCK_TIMEOUT_MS,
-      idle_in_transaction_session_timeout: POSTGRES_STATEMENT_TIMEOUT_MS * 2,
-      application_name: 'plant-store',
-    },
+    // No settings as connection parameters: a pooler refuses them, and would share them with
+    // others' transactions. Each transaction sets its own bounds (BOUNDS). Pipelining lets a
+    // bounded statement cost one round trip.
+    extra: { application_name: 'plant-store', pipeline: true },
     entities: ENTITIES,
+    subscribers: [BoundedTransactions],
     migrations: [CreatePlantStorePostgres1795305600000],
     migrationsRun: false,
     migrationsTransactionMode: 'each',
@@ -111,16 +174,24 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   check: assertUtf8Database,
   /**
    * TypeORM reads the list of applied migrations before it takes any lock, so two processes
-   * could both try to apply the same one: an advisory lock serialises them.
+   * could both try to apply the same one. Here the whole run is one transaction that first takes
+   * a transaction-scoped advisory lock (a session-scoped one would not survive a transaction
+   * pooler): the second process waits for the first to commit, then finds nothing left to do.
    */
   async migrate(dataSource) {
-    const lock = dataSource.createQueryRunner();
+    const runner = dataSource.createQueryRunner();
     try {
-      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-      await dataSource.runMigrations({ transaction: 'each' });
+      await runner.startTransaction();
+      await runner.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      const executor = new MigrationExecutor(dataSource, runner);
+      executor.transaction = 'none';
+      await executor.executePendingMigrations();
+      await runner.commitTransaction();
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
     } finally {
-      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-      await lock.release();
+      await runner.release();
     }
   },
   serve: () => undefined,

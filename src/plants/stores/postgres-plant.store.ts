@@ -1,36 +1,35 @@
 import type { DataSource } from 'typeorm';
 import { GroupCommit } from '../../database/group-commit';
-import { postgresClient, postgresFailure } from '../../database/postgres';
+import { boundedQuery, isTransportFailure, postgresClient, postgresFailure } from '../../database/postgres';
 import type { StoreOutage } from '../../database/store-outage';
-import { StoreUnavailableError } from '../../database/store-unavailable.error';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
 import type { PlantEntity } from '../plant.entity';
 import type { PlantStore } from '../plant-store';
 
 /**
- * One statement inserts a whole batch and commits it (autocommit: one round trip, one WAL
- * flush); ids already taken, by an earlier create or by another instance at the same moment,
+ * One statement inserts a whole batch and commits it (one round trip, one WAL flush); ids already taken, by an earlier create or by another instance at the same moment,
  * are skipped by the primary key and left out of RETURNING. Ids travel as decimal text and are
  * cast by the server, so they never pass through a JS number.
  */
-const INSERT = {
-  name: 'plant-store/insert-batch',
-  text:
-    'INSERT INTO "plant" ("id", "name", "tag") ' +
-    'SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ' +
-    'ON CONFLICT DO NOTHING RETURNING "id"::text AS "id"',
-};
+const INSERT =
+  'INSERT INTO "plant" ("id", "name", "tag") ' +
+  'SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ' +
+  'ON CONFLICT DO NOTHING RETURNING "id"::text AS "id"';
 
 /** The stored plants behind the ids a batch lost, in one round trip. */
-const SELECT_TAKEN = {
-  name: 'plant-store/select-taken',
-  text: 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "id" = ANY($1::bigint[])',
-};
+const SELECT_TAKEN = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "id" = ANY($1::bigint[])';
 
 // "plant"."id", the bigint column: a bare "id" in ORDER BY would be the text alias, in text order.
 const PAGE =
   'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "plant"."id" > $1::bigint ORDER BY "plant"."id" LIMIT $2';
 const FIRST_PAGE = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" ORDER BY "plant"."id" LIMIT $1';
+
+/** Numeric order of the decimal int64 ids (as BigInt: a JS number would round them). */
+function byId(a: PlantEntity, b: PlantEntity): number {
+  const x = BigInt(a.id);
+  const y = BigInt(b.id);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 /** Batches written at once: pipelining on the pool (10 connections) without starving lookups. */
 const MAX_BATCHES_IN_FLIGHT = 4;
@@ -39,7 +38,7 @@ const MAX_BATCH_SIZE = 1000;
 /**
  * Plants in PostgreSQL, by group commit (GroupCommit): a batch is one `INSERT … ON CONFLICT DO
  * NOTHING RETURNING id` (one round trip, one commit), and the ids it did not insert are read
- * back in one `SELECT … WHERE id = ANY(…)`. Prepared once per connection (named statements),
+ * back in one `SELECT … WHERE id = ANY(…)`, each in its own bounded transaction (boundedQuery),
  * with no query building per request. Within a batch the first create of an id is the one sent;
  * later ones of the same id are judged against its result, exactly as if they had arrived one
  * after the other.
@@ -68,7 +67,7 @@ export class PostgresPlantStore implements PlantStore {
     try {
       const page = async (sql: string, values: unknown[]): Promise<PlantEntity[]> => {
         try {
-          return (await client.query<PlantEntity>(sql, values)).rows;
+          return (await boundedQuery<PlantEntity>(client, { text: sql, values })).rows;
         } catch (error) {
           throw postgresFailure(error);
         }
@@ -87,28 +86,28 @@ export class PostgresPlantStore implements PlantStore {
   private async write(batch: readonly PlantEntity[]): Promise<Outcome[]> {
     const first = new Map<string, PlantEntity>();
     for (const row of batch) if (!first.has(row.id)) first.set(row.id, row);
-    const sent = [...first.values()];
+    // In id order: two instances inserting the same new ids in different orders would each wait
+    // for the other's uncommitted rows (a deadlock, and a failed batch); in one order they queue.
+    const sent = [...first.values()].sort(byId);
 
     const client = await postgresClient(this.dataSource);
     let created: Set<string>;
     const taken = new Map<string, Pick<PlantEntity, 'name' | 'tag'>>();
     let broken = false;
     try {
-      const inserted = await client.query<{ id: string }>({
-        ...INSERT,
+      const inserted = await boundedQuery<{ id: string }>(client, {
+        text: INSERT,
         values: [sent.map((row) => row.id), sent.map((row) => row.name), sent.map((row) => row.tag)],
       });
       created = new Set(inserted.rows.map((row) => row.id));
       const lost = sent.filter((row) => !created.has(row.id)).map((row) => row.id);
       if (lost.length > 0) {
-        const stored = await client.query<PlantEntity>({ ...SELECT_TAKEN, values: [lost] });
+        const stored = await boundedQuery<PlantEntity>(client, { text: SELECT_TAKEN, values: [lost] });
         for (const row of stored.rows) taken.set(row.id, row);
       }
     } catch (error) {
-      const failure = postgresFailure(error);
-      // A connection whose transport failed is discarded rather than handed to the next batch.
-      broken = failure instanceof StoreUnavailableError && (error as { code?: unknown }).code === undefined;
-      throw failure;
+      broken = isTransportFailure(error);
+      throw postgresFailure(error);
     } finally {
       client.release(broken);
     }
