@@ -60,6 +60,27 @@ describe(`two server processes on one store (${process.env.TEST_DATABASE_URL ? '
     }
   });
 
+  it('decides 40-way races through both processes: one plant wins each id, every other answer 200 or 409', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => 8_000_000 + i);
+    const results = await Promise.all(
+      ids.flatMap((id) =>
+        Array.from({ length: 40 }, async (_, contender) => {
+          // Four different plants per id, each sent by ten contenders: a contender that sent the
+          // winning plant gets 200 (created or replayed), the others 409.
+          const name = `racer ${contender % 4}`;
+          return { id, name, ...(await create(servers[contender % 2], token, `{"id": ${id}, "name": "${name}"}`)) };
+        }),
+      ),
+    );
+    expect(
+      results.filter((result) => result.status !== 200 && (result.body as { error?: number }).error !== 409),
+    ).toEqual([]);
+    for (const id of ids) {
+      const winners = new Set(results.filter((result) => result.id === id && result.status === 200).map((r) => r.name));
+      expect(winners.size).toBe(1);
+    }
+  });
+
   it('refuses a token revoked through the CLI in both processes on the next request', async () => {
     const other = await createToken(databaseUrl, 'revoked-racer');
     for (const server of servers) expect((await create(server, other, '{"id": 1, "name": "a"}')).status).toBe(200);

@@ -12,7 +12,8 @@ export interface TestDatabase {
 
 /**
  * The store the tests run on: a SQLite file in a temp folder, or, when TEST_DATABASE_URL names
- * a PostgreSQL server (`npm run test:postgres`), a fresh database on it, dropped afterwards.
+ * a PostgreSQL server (`npm run test:postgres`), a fresh database on it, dropped afterwards;
+ * reached through the pooler at TEST_POOLER_URL when one is set (`npm run test:pgbouncer`).
  */
 export function testStoreKind(): 'sqlite' | 'postgres' {
   return /^postgres(ql)?:/.test(process.env.TEST_DATABASE_URL ?? '') ? 'postgres' : 'sqlite';
@@ -36,7 +37,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
   } finally {
     await client.end();
   }
-  const url = new URL(admin);
+  const url = new URL(process.env.TEST_POOLER_URL ?? admin);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),

@@ -1,0 +1,13 @@
+export interface PgBouncer {
+  port: number;
+  url(database?: string): string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+export function pgbouncerPath(): string | undefined;
+export function startPgBouncer(options: {
+  upstream: string;
+  mode?: 'transaction' | 'session';
+  poolSize?: number;
+}): Promise<PgBouncer>;

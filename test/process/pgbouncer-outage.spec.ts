@@ -1,0 +1,94 @@
+import { jest } from '@jest/globals';
+import pg from 'pg';
+import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/pgbouncer.mjs';
+import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
+import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
+import { sleep } from '../support/sockets';
+
+jest.setTimeout(90_000);
+
+const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
+
+/**
+ * The pooler between the service and PostgreSQL goes away in the middle of a burst and comes
+ * back: creates answer 503 while it is away, the service recovers by itself, and every create
+ * it acknowledged is stored. Runs with `npm run test:postgres` or `test:pgbouncer` where
+ * Debian's pgbouncer is installed (CI installs it).
+ */
+(runs ? describe : describe.skip)('PgBouncer (transaction mode) stopped in the middle of a burst', () => {
+  let database: TestDatabase;
+  let pooler: PgBouncer;
+  let server: ServerProcess;
+  let url: string;
+  let directUrl: string;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    const name = new URL(database.url).pathname.slice(1);
+    pooler = await startPgBouncer({ upstream: process.env.TEST_DATABASE_URL!, mode: 'transaction' });
+    url = pooler.url(name);
+    const direct = new URL(process.env.TEST_DATABASE_URL!);
+    direct.pathname = `/${name}`;
+    directUrl = direct.toString();
+  });
+  afterAll(async () => {
+    if (server !== undefined) await stopServer(server);
+    await pooler?.close();
+    await database?.drop();
+  });
+
+  it('answers 503 while it is down, recovers by itself, and loses no acknowledged create', async () => {
+    const token = await createToken(url, 'burst');
+    server = await startServer({ DATABASE_URL: url });
+    const answers: { id: number; answer: number | string }[] = [];
+    let nextId = 1;
+    let stop = false;
+    const sender = async (): Promise<void> => {
+      while (!stop) {
+        const id = nextId++;
+        let answer: number | string;
+        try {
+          const response = await fetch(`${server.url}/plants`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ id, name: 'burst' }),
+            signal: AbortSignal.timeout(15_000),
+          });
+          answer = response.status === 200 ? 200 : ((await response.json()) as { error: number }).error;
+        } catch (error) {
+          answer = `${(error as Error).name}: ${String((error as { cause?: { code?: string; message?: string } }).cause?.code ?? (error as { cause?: { message?: string } }).cause?.message)}`;
+        }
+        answers.push({ id, answer });
+        if (answer !== 200) await sleep(20);
+      }
+    };
+    const senders = Array.from({ length: 8 }, sender);
+    await sleep(1_000);
+    await pooler.stop();
+    await sleep(1_500);
+    await pooler.start();
+    // Recovers by itself: keep sending until creates are stored again.
+    const recovered = Date.now();
+    while (Date.now() - recovered < 20_000 && answers.slice(-8).some((entry) => entry.answer !== 200)) await sleep(100);
+    await sleep(500);
+    stop = true;
+    await Promise.all(senders);
+
+    const counts = new Map<number | string, number>();
+    for (const { answer } of answers) counts.set(answer, (counts.get(answer) ?? 0) + 1);
+    expect([...counts.keys()].filter((answer) => answer !== 200 && answer !== 503)).toEqual([]);
+    expect(counts.get(503) ?? 0).toBeGreaterThan(0);
+    expect(answers.slice(-8).map((entry) => entry.answer)).toEqual(Array.from({ length: 8 }, () => 200));
+
+    const direct = new pg.Client({ connectionString: directUrl });
+    await direct.connect();
+    try {
+      const stored = new Set(
+        (await direct.query<{ id: string }>('SELECT id::text AS id FROM plant')).rows.map((row) => Number(row.id)),
+      );
+      const acknowledged = answers.filter((entry) => entry.answer === 200).map((entry) => entry.id);
+      expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+    } finally {
+      await direct.end();
+    }
+  });
+});
