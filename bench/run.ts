@@ -6,6 +6,8 @@
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
  *                 token (WORKERS as given)
  *   postgres      the same on a fresh PostgreSQL database (skipped when none answers)
+ *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
+ *                 pgbouncer is not installed)
  *   express-echo  bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
  *   node-sqlite   bench/references/node-sqlite.ts: node:http + better-sqlite3, the whole job,
  *                 one transaction (one fsync) per request
@@ -33,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { type PgBouncer, pgbouncerPath, startPgBouncer } from '../scripts/pgbouncer.mjs';
 
 const ROOT = join(__dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
@@ -42,13 +45,22 @@ const WORKERS = process.env.WORKERS ?? '1';
 const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
-const ALL_TARGETS = ['sqlite', 'postgres', 'express-echo', 'node-sqlite', 'node-pg', 'nest-sqlite'] as const;
+const ALL_TARGETS = [
+  'sqlite',
+  'postgres',
+  'postgres-pgbouncer',
+  'express-echo',
+  'node-sqlite',
+  'node-pg',
+  'nest-sqlite',
+] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
 type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
   sqlite: 'sqlite',
   postgres: 'postgres',
+  'postgres-pgbouncer': 'postgres',
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
   'node-pg': 'postgres',
@@ -84,7 +96,7 @@ const LOAD: 'wrk' | 'autocannon' =
   process.env.BENCH_LOAD === 'autocannon' || (process.env.BENCH_LOAD !== 'wrk' && !hasWrk()) ? 'autocannon' : 'wrk';
 
 function isService(target: TargetName): boolean {
-  return target === 'sqlite' || target === 'postgres';
+  return target === 'sqlite' || target === 'postgres' || target === 'postgres-pgbouncer';
 }
 
 /**
@@ -104,6 +116,7 @@ function commandFor(target: TargetName): string[] {
   switch (target) {
     case 'sqlite':
     case 'postgres':
+    case 'postgres-pgbouncer':
       return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
     case 'express-echo':
       return [...TS_NODE, join(ROOT, 'bench/references/express-echo.ts')];
@@ -270,7 +283,11 @@ async function driveAutocannon(port: number, token: string, seconds: number): Pr
 }
 
 /** A fresh store for one measurement, with a token; dropped afterwards. */
-async function freshStore(store: Store, dir: string): Promise<{ url: string; token: string; drop(): Promise<void> }> {
+async function freshStore(
+  store: Store,
+  dir: string,
+  pooler?: PgBouncer,
+): Promise<{ url: string; token: string; drop(): Promise<void> }> {
   if (store === 'none') return { url: '', token: 'unused', drop: () => Promise.resolve() };
   let url = `sqlite:${join(dir, 'store.sqlite')}`;
   let drop = (): Promise<void> => Promise.resolve();
@@ -282,7 +299,7 @@ async function freshStore(store: Store, dir: string): Promise<{ url: string; tok
     await admin.end();
     const parsed = new URL(POSTGRES_ADMIN);
     parsed.pathname = `/${name}`;
-    url = parsed.toString();
+    url = pooler?.url(name) ?? parsed.toString();
     drop = async () => {
       const dropper = new pg.Client({ connectionString: POSTGRES_ADMIN });
       await dropper.connect();
@@ -299,7 +316,12 @@ async function freshStore(store: Store, dir: string): Promise<{ url: string; tok
 
 async function measure(target: TargetName, script: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
-  const store = await freshStore(STORE[target], dir);
+  // postgres-pgbouncer: the service reaches a fresh database through PgBouncer in transaction mode.
+  const pooler =
+    target === 'postgres-pgbouncer'
+      ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
+      : undefined;
+  const store = await freshStore(STORE[target], dir, pooler);
   const { child, port, requestLines, stdoutClosed } = await start(target, { DATABASE_URL: store.url, WORKERS });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
@@ -324,6 +346,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
     clearInterval(sampler);
     if (child.exitCode === null && child.signalCode === null) await stop(child);
     await store.drop();
+    await pooler?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -352,6 +375,10 @@ async function main(): Promise<void> {
       `no PostgreSQL answers at ${POSTGRES_ADMIN} (BENCH_POSTGRES_URL): skipping postgres and node-pg\n`,
     );
     targets = targets.filter((target) => STORE[target] !== 'postgres');
+  }
+  if (targets.includes('postgres-pgbouncer') && pgbouncerPath() === undefined) {
+    process.stdout.write('pgbouncer is not installed (apt-get install pgbouncer): skipping postgres-pgbouncer\n');
+    targets = targets.filter((target) => target !== 'postgres-pgbouncer');
   }
   process.stdout.write(
     LOAD === 'wrk'
@@ -405,6 +432,7 @@ async function main(): Promise<void> {
     'sqlite / nest-sqlite': ratio(summary.sqlite, summary['nest-sqlite']),
     'nest-sqlite / express-echo': ratio(summary['nest-sqlite'], summary['express-echo']),
     'postgres / node-pg': ratio(summary.postgres, summary['node-pg']),
+    'postgres-pgbouncer / postgres': ratio(summary['postgres-pgbouncer'], summary.postgres),
     'postgres / express-echo': ratio(summary.postgres, summary['express-echo']),
   };
 
