@@ -180,5 +180,18 @@ function whenAnswered(response: ServerResponse, then: () => void): void {
  * that even the first line is JSON.
  */
 export function nestLogger(logger: Logger): LoggerService {
-  return new NestPinoLogger(new PinoLogger({ pinoHttp: { logger } }), {});
+  return new ServiceNestLogger(new PinoLogger({ pinoHttp: { logger } }), {});
+}
+
+/**
+ * Nest says this once its modules are ready, before the server listens, which may still fail
+ * (a port in use): the service's own line ("listening on …") says when it serves.
+ */
+const NEST_READY = 'Nest application successfully started';
+
+class ServiceNestLogger extends NestPinoLogger {
+  override log(message: unknown, ...optionalParams: unknown[]): void {
+    if (message === NEST_READY) return;
+    super.log(message, ...optionalParams);
+  }
 }

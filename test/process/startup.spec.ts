@@ -24,7 +24,11 @@ function jsonLines(stdout: string): Array<Record<string, unknown>> {
 }
 
 /** A start that fails says so in one JSON line naming the setting, exits 1, and does it quickly. */
-async function expectRefusedStart(env: Record<string, string>, mention: RegExp, cwd?: string): Promise<void> {
+async function expectRefusedStart(
+  env: Record<string, string>,
+  mention: RegExp,
+  cwd?: string,
+): Promise<Record<string, unknown>[]> {
   const started = Date.now();
   const result = await run(process.execPath, [MAIN], { HOST: '127.0.0.1', PORT: '0', ...env }, 20_000, cwd);
   const elapsed = Date.now() - started;
@@ -36,6 +40,7 @@ async function expectRefusedStart(env: Record<string, string>, mention: RegExp, 
   expect(fatal[0].msg).toMatch(mention);
   expect(lines.filter((line) => (line.level as number) >= 50)).toHaveLength(1); // no stack traces
   expect(elapsed).toBeLessThan(8_000);
+  return lines;
 }
 
 describe('starting the server', () => {
@@ -123,11 +128,12 @@ describe('starting the server', () => {
     });
     afterAll(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
 
-    it('says PORT is in use and exits 1', async () => {
-      await expectRefusedStart(
+    it('says PORT is in use and exits 1, and no line before says it started', async () => {
+      const lines = await expectRefusedStart(
         { PORT: String(port), DATABASE_URL: `sqlite:${join(dir, 'port.sqlite')}` },
         new RegExp(`^PORT ${port} is already in use`),
       );
+      expect(lines.map((line) => line.msg).filter((msg) => /start(ed)?\b|listening/i.test(String(msg)))).toEqual([]);
     });
 
     it('with WORKERS=2 too, instead of restarting workers forever', async () => {
