@@ -1,4 +1,4 @@
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
@@ -54,11 +54,15 @@ async function refuseNewerSchema(dataSource: DataSource): Promise<void> {
 }
 
 /**
- * Opens the store and applies pending migrations: what the server and the operator commands do
- * first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
+ * Opens the store and applies pending migrations (unless `migrate` is false: the store command
+ * looks first): what the server and the operator commands do first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
  * StoreOpenError that names DATABASE_URL and the cause.
  */
-export async function openStore(database: DatabaseConfig, client: StoreClient = 'command'): Promise<DataSource> {
+export async function openStore(
+  database: DatabaseConfig,
+  client: StoreClient = 'command',
+  { migrate = true }: { migrate?: boolean } = {},
+): Promise<DataSource> {
   const kind = kindOf(database);
   let dataSource: DataSource | undefined;
   try {
@@ -66,11 +70,37 @@ export async function openStore(database: DatabaseConfig, client: StoreClient = 
     dataSource = await new DataSource(kind.options(database)).initialize();
     await kind.check(dataSource);
     await refuseNewerSchema(dataSource);
-    await kind.migrate(dataSource);
+    if (migrate) await kind.migrate(dataSource);
     if (client === 'server') kind.serve(dataSource);
     return dataSource;
   } catch (error) {
     if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);
     throw new StoreOpenError(kind.describe(database), error);
   }
+}
+
+/** Where DATABASE_URL points, for an operator's line (a file path, or a URL without its password). */
+export function describeStore(database: DatabaseConfig): string {
+  return kindOf(database).describe(database);
+}
+
+/** The migrations the store has applied (oldest first) and those this version would apply. */
+export async function migrationStatus(dataSource: DataSource): Promise<{ applied: string[]; pending: string[] }> {
+  const executor = new MigrationExecutor(dataSource);
+  const applied = await executor.getExecutedMigrations();
+  const pending = await executor.getPendingMigrations();
+  return {
+    applied: applied.sort((a, b) => a.timestamp - b.timestamp).map((migration) => migration.name),
+    pending: pending.map((migration) => migration.name),
+  };
+}
+
+/** Applies the pending migrations, one process at a time, as opening the store does. */
+export function applyPendingMigrations(database: DatabaseConfig, dataSource: DataSource): Promise<void> {
+  return kindOf(database).migrate(dataSource);
+}
+
+/** Reverts the last migration the store applied, one process at a time, as migrating is. */
+export function revertLastMigration(database: DatabaseConfig, dataSource: DataSource): Promise<void> {
+  return kindOf(database).revert(dataSource);
 }

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { DatabaseError, type Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import {
   type DataSource,
   type EntitySubscriberInterface,
@@ -26,25 +26,25 @@ export const POSTGRES_POOL_WAIT_MS = 3000;
  * statement_timeout), lock not available (55P03) and a serialization or deadlock failure (40).
  */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57|40)|^55P03$/;
-const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 /**
- * A pg error as the rest of the service should see it. An error that carries a SQLSTATE is the
- * server's answer and is judged by it; one without is the transport failing (refused, reset,
- * terminated, pool timeout), which is unavailability by definition.
+ * A pg error as the rest of the service should see it. The server's answer (a DatabaseError,
+ * with its SQLSTATE) is judged by its SQLSTATE; anything else is the connection failing
+ * (refused, reset, a broken pipe, terminated, a pool timeout), which is unavailability by
+ * definition. The class decides, not the code's shape: `EPIPE` is five capitals too.
  */
 export function postgresFailure(error: unknown): unknown {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && SQLSTATE.test(code)) {
+  if (error instanceof DatabaseError) {
+    const code = error.code ?? '';
     return UNAVAILABLE_SQLSTATE.test(code) ? new StoreUnavailableError(`SQLSTATE ${code}`, { cause: error }) : error;
   }
+  const code = (error as { code?: unknown } | null)?.code;
   return new StoreUnavailableError(typeof code === 'string' ? code : 'connection failed', { cause: error });
 }
 
-/** The connection itself failed (no SQLSTATE): it is discarded, never handed to the next user. */
+/** The connection itself failed (not the server's answer): it is discarded, never reused. */
 export function isTransportFailure(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return !(typeof code === 'string' && SQLSTATE.test(code));
+  return !(error instanceof DatabaseError);
 }
 
 /** The pg pool under a TypeORM DataSource: the hot paths speak to it directly. */
@@ -148,6 +148,29 @@ async function assertUtf8Database(dataSource: DataSource): Promise<void> {
   }
 }
 
+/**
+ * TypeORM reads the list of applied migrations before it takes any lock, so two processes
+ * could both try to apply the same one. Here the whole run is one transaction that first takes
+ * a transaction-scoped advisory lock (a session-scoped one would not survive a transaction
+ * pooler): the second process waits for the first to commit, then finds nothing left to do.
+ */
+async function underMigrationLock(dataSource: DataSource, work: (executor: MigrationExecutor) => Promise<unknown>) {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.startTransaction();
+    await runner.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    const executor = new MigrationExecutor(dataSource, runner);
+    executor.transaction = 'none';
+    await work(executor);
+    await runner.commitTransaction();
+  } catch (error) {
+    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+    throw error;
+  } finally {
+    await runner.release();
+  }
+}
+
 type PostgresConfig = Extract<DatabaseConfig, { type: 'postgres' }>;
 
 /** PostgreSQL: a pool of 10 connections, every statement and lock wait bounded by the server. */
@@ -172,27 +195,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   describe: (database) => `PostgreSQL at ${redact(database.url)}`,
   beforeConnect: () => undefined,
   check: assertUtf8Database,
-  /**
-   * TypeORM reads the list of applied migrations before it takes any lock, so two processes
-   * could both try to apply the same one. Here the whole run is one transaction that first takes
-   * a transaction-scoped advisory lock (a session-scoped one would not survive a transaction
-   * pooler): the second process waits for the first to commit, then finds nothing left to do.
-   */
-  async migrate(dataSource) {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await runner.startTransaction();
-      await runner.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-      const executor = new MigrationExecutor(dataSource, runner);
-      executor.transaction = 'none';
-      await executor.executePendingMigrations();
-      await runner.commitTransaction();
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      throw error;
-    } finally {
-      await runner.release();
-    }
-  },
+  migrate: (dataSource) => underMigrationLock(dataSource, (executor) => executor.executePendingMigrations()),
+  revert: (dataSource) => underMigrationLock(dataSource, (executor) => executor.undoLastMigration()),
   serve: () => undefined,
 };

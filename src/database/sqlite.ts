@@ -206,6 +206,8 @@ export const SQLITE: StoreKind<SqliteConfig> = {
       }
     }
   },
+  // The file lock serialises it with any other process's writes.
+  revert: (dataSource) => dataSource.undoLastMigration({ transaction: 'each' }),
   serve(dataSource) {
     nativeSqlite(dataSource).pragma('busy_timeout = 0');
   },

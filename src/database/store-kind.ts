@@ -20,6 +20,8 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   check(dataSource: DataSource): Promise<void>;
   /** Applies pending migrations, one process at a time when several start together. */
   migrate(dataSource: DataSource): Promise<void>;
+  /** Reverts the last applied migration, under the same lock as migrate. */
+  revert(dataSource: DataSource): Promise<void>;
   /** Once migrated, how the server (not an operator command) uses the connection. */
   serve(dataSource: DataSource): void;
 }
