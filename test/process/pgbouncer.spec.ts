@@ -1,11 +1,15 @@
+import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import pg from 'pg';
 import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/pgbouncer.mjs';
 import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
 import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
+import { run } from '../support/spawn';
 import { sleep } from '../support/sockets';
 
 jest.setTimeout(90_000);
+
+const STORE_CLI = join(process.cwd(), 'dist/cli/store.js');
 
 const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
 
@@ -89,6 +93,40 @@ const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
       expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
     } finally {
       await direct.end();
+    }
+  });
+});
+
+/** Session mode too: each client connection keeps one server connection while it lasts. */
+(runs ? describe : describe.skip)('PgBouncer in session mode', () => {
+  it('serves creates, their replays and conflicts, and the operator commands', async () => {
+    const database = await freshDatabase();
+    const pooler = await startPgBouncer({ upstream: process.env.TEST_DATABASE_URL!, mode: 'session' });
+    const url = pooler.url(new URL(database.url).pathname.slice(1));
+    let server: ServerProcess | undefined;
+    try {
+      const token = await createToken(url, 'session');
+      server = await startServer({ DATABASE_URL: url });
+      const create = async (body: string): Promise<number> => {
+        const response = await fetch(`${server!.url}/plants`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body,
+        });
+        return response.status === 200 ? 200 : ((await response.json()) as { error: number }).error;
+      };
+      const answers = await Promise.all([
+        ...Array.from({ length: 20 }, (_, i) => create(`{"id": ${i}, "name": "session"}`)),
+        ...Array.from({ length: 20 }, (_, i) => create(`{"id": ${i}, "name": "session"}`)),
+      ]);
+      expect(answers).toEqual(Array.from({ length: 40 }, () => 200));
+      expect(await create('{"id": 1, "name": "other"}')).toBe(409);
+      const status = await run(process.execPath, [STORE_CLI, 'status'], { DATABASE_URL: url });
+      expect(status.stdout).toMatch(/\npending: none\n$/);
+    } finally {
+      if (server !== undefined) await stopServer(server);
+      await pooler.close();
+      await database.drop();
     }
   });
 });
