@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jest } from '@jest/globals';
+import { validate } from 'dockerfile-utils';
+import { SHUTDOWN_DEADLINE_MS } from '../../src/shutdown';
+
+jest.setTimeout(60_000);
+
+const ROOT = process.cwd();
+const DOCKERFILE = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8');
+const UNIT = readFileSync(join(ROOT, 'deploy/plant-store.service'), 'utf8');
+
+/** The node flags of `npm run start:prod`, which both recipes must use. */
+function startProdFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const words = pkg.scripts['start:prod'].split(/\s+/);
+  return words.slice(1, words.indexOf('dist/main.js'));
+}
+
+/** The Dockerfile's instructions, continuation lines joined, comments dropped. */
+function instructions(): { keyword: string; args: string }[] {
+  return DOCKERFILE.replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'))
+    .map((line) => {
+      const [keyword, ...rest] = line.trim().split(/\s+/);
+      return { keyword: keyword.toUpperCase(), args: rest.join(' ') };
+    });
+}
+
+/** The final stage's instructions (after the last FROM). */
+function finalStage(): { keyword: string; args: string }[] {
+  const all = instructions();
+  const lastFrom = all.map((i) => i.keyword).lastIndexOf('FROM');
+  return all.slice(lastFrom);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node <args>` from the repository (where `dist/` is built) and waits for it to listen. */
+async function runService(args: string[], env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (/listening on http/.test(out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+  return child;
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/**
+ * The deployment recipes under deploy/: no container engine or systemd runs here, so what can
+ * be checked is: the Dockerfile lints clean, everything it copies exists, its command starts
+ * the service, its health check passes and SIGTERM stops it with 0; the unit's command does the
+ * same, with the settings the docs promise.
+ */
+describe('deploy/Dockerfile', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-deploy-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('lints clean (dockerfile-utils)', () => {
+    expect(validate(DOCKERFILE).map((diagnostic) => diagnostic.message)).toEqual([]);
+  });
+
+  it('copies only what exists in the repository and is not in .dockerignore', () => {
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').filter(Boolean);
+    const sources = instructions()
+      .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
+      .flatMap((i) => i.args.split(' ').slice(0, -1));
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      expect({ source, exists: existsSync(join(ROOT, source)) }).toEqual({ source, exists: true });
+      expect(ignored).not.toContain(source);
+    }
+  });
+
+  it('runs as a non-root user, with the memory flags, and stops on SIGTERM', () => {
+    const last = finalStage();
+    expect(last.find((i) => i.keyword === 'USER')?.args).toBe('node');
+    expect(last.find((i) => i.keyword === 'STOPSIGNAL')?.args).toBe('SIGTERM');
+    const cmd = JSON.parse(last.find((i) => i.keyword === 'CMD')!.args) as string[];
+    expect(cmd).toEqual(['node', ...startProdFlags(), 'dist/main.js']);
+  });
+
+  it('its command serves, its health check passes, and SIGTERM ends it with 0', async () => {
+    const last = finalStage();
+    const cmd = JSON.parse(last.find((i) => i.keyword === 'CMD')!.args) as string[];
+    const healthArgs = last.find((i) => i.keyword === 'HEALTHCHECK')!.args.replace(/^.*?CMD\s+/, '');
+    const health = JSON.parse(healthArgs) as string[];
+    const port = String(await freePort());
+    const env = { HOST: '127.0.0.1', PORT: port, DATABASE_URL: `sqlite:${join(dir, 'docker.sqlite')}` };
+    const child = await runService(cmd.slice(1), env);
+    try {
+      const checked = spawnSync(process.execPath, health.slice(1), {
+        env: { ...process.env, ...env },
+        timeout: 10_000,
+      });
+      expect(checked.status).toBe(0);
+    } finally {
+      const exited = exitOf(child);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});
+
+describe('deploy/plant-store.service', () => {
+  const settings = (key: string): string[] =>
+    UNIT.split('\n')
+      .filter((line) => line.startsWith(`${key}=`))
+      .map((line) => line.slice(key.length + 1));
+
+  it('has the settings an operator relies on', () => {
+    expect(settings('KillSignal')).toEqual(['SIGTERM']);
+    expect(settings('Restart')).toEqual(['on-failure']);
+    expect(Number(settings('TimeoutStopSec')[0])).toBeGreaterThan(SHUTDOWN_DEADLINE_MS / 1000);
+    expect(settings('WorkingDirectory')[0]).toMatch(/^\//);
+    const databaseUrl = settings('Environment').find((value) => value.startsWith('DATABASE_URL='))!;
+    expect(databaseUrl).toMatch(/^DATABASE_URL=sqlite:\//); // absolute, not relative to the working directory
+    const exec = settings('ExecStart')[0].split(' ');
+    expect(exec).toEqual(['/usr/bin/node', ...startProdFlags(), 'dist/main.js']);
+  });
+
+  it('passes systemd-analyze verify, where systemd is installed', () => {
+    const verified = spawnSync('systemd-analyze', ['verify', join(ROOT, 'deploy/plant-store.service')], {
+      encoding: 'utf8',
+    });
+    if (verified.error !== undefined) return; // no systemd here
+    expect(verified.stderr).toBe('');
+    expect(verified.status).toBe(0);
+  });
+
+  it('its command serves, and SIGTERM ends it with 0', async () => {
+    const exec = settings('ExecStart')[0].split(' ');
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-unit-'));
+    try {
+      const child = await runService(exec.slice(1), {
+        HOST: '127.0.0.1',
+        PORT: String(await freePort()),
+        DATABASE_URL: `sqlite:${join(dir, 'unit.sqlite')}`,
+      });
+      const exited = exitOf(child);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
