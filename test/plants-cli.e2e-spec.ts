@@ -1,9 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
 import { chooseStore } from '../src/database/store-provider';
 import { PLANT_STORES } from '../src/plants/plants.module';
 import { startTestApp, type TestApp } from './support/app';
+import { freshDatabase } from './support/databases';
 import { run } from './support/spawn';
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
@@ -55,8 +58,74 @@ describe('npm run plants -- export', () => {
     const help = await plants('--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: npm run plants -- export/);
-    const wrong = await plants('import');
+    const wrong = await plants('import', 'a', 'b');
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/usage/);
   }, 60_000);
+
+  it('imports what export printed into another store, exactly, and again as a no-op', async () => {
+    const exported = await plants('export');
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-import-'));
+    const other = await freshDatabase();
+    try {
+      const file = join(dir, 'plants.jsonl');
+      writeFileSync(file, exported.stdout);
+      const into = (...args: string[]) => run(process.execPath, [PLANTS_CLI, ...args], { DATABASE_URL: other.url });
+      const first = await into('import', file);
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(first.stdout).toBe(
+        'imported: 6 created, 0 already stored, 0 skipped (a different plant under the id), 0 skipped (not a plant)\n',
+      );
+      expect((await into('export')).stdout).toBe(exported.stdout);
+      const again = await into('import', file);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toMatch(/^imported: 0 created, 6 already stored, /);
+    } finally {
+      await other.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('skips, and reports by line, a different plant under a taken id and a line that is no plant; exit 1', async () => {
+    const before = (await plants('export')).stdout;
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-import-'));
+    try {
+      const file = join(dir, 'mixed.jsonl');
+      writeFileSync(
+        file,
+        [
+          '{"id":0,"name":"not export 0"}',
+          '{"id":"12","name":"a string id"}',
+          'not json',
+          '{"id":9223372036854775808,"name":"past int64"}',
+          '{"id":424242424242424242,"name":"new","tag":"t"}',
+          '',
+        ].join('\n'),
+      );
+      const result = await plants('import', file);
+      expect(result.code).toBe(1);
+      expect(result.stderr.split('\n').filter(Boolean)).toEqual([
+        'line 2: "id" must be an integer from -2^63 to 2^63-1; skipped',
+        'line 3: not JSON; skipped',
+        'line 4: "id" must be an integer from -2^63 to 2^63-1; skipped',
+        'line 1: id 0 holds a different plant; skipped',
+      ]);
+      expect(result.stdout).toBe(
+        'imported: 1 created, 0 already stored, 1 skipped (a different plant under the id), 3 skipped (not a plant)\n',
+      );
+      const after = (await plants('export')).stdout;
+      expect(after).toContain('{"id":0,"name":"export 2","tag":"even"}');
+      expect(after.split('\n').length).toBe(before.split('\n').length + 1);
+      await t.dataSource.query('DELETE FROM plant WHERE id = 424242424242424242');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('says which file it cannot read (exit 2)', async () => {
+    const missing = await plants('import', '/nonexistent/plants.jsonl');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('plants: cannot read /nonexistent/plants.jsonl (ENOENT)\n');
+  });
 });

@@ -1,5 +1,7 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshDatabase, type TestDatabase } from './support/databases';
+import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { run } from './support/spawn';
 
 const ROOT = process.cwd();
@@ -54,4 +56,31 @@ describe('node dist/cli/store.js', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/^store: usage: node dist\/cli\/store\.js <command>/);
   });
+
+  it('backs up a SQLite store to a new owner-only file, never over one; on PostgreSQL it names pg_dump', async () => {
+    expect((await store('migrate')).code).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-backup-'));
+    try {
+      const file = join(dir, 'backup.sqlite');
+      const backup = await store('backup', file);
+      if (testStoreKind() === 'postgres') {
+        expect(backup.code).toBe(2);
+        expect(backup.stderr).toMatch(/^store: a PostgreSQL store is backed up with PostgreSQL's own tools: pg_dump /);
+        return;
+      }
+      expect(backup.stderr).toBe('');
+      expect(backup.code).toBe(0);
+      expect(backup.stdout).toMatch(/\nbacked up to: .*backup\.sqlite\n$/);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const copy = await run(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'status'], {
+        DATABASE_URL: `sqlite:${file}`,
+      });
+      expect(copy.stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
+      const again = await store('backup', file);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toBe(`store: ${file} exists: a backup goes to a new file\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

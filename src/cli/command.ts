@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, readEnvironment } from '../config/configuration';
-import { StoreOpenError } from '../database/open-store';
+import { StoreCommandError, StoreOpenError } from '../database/open-store';
 
 /** A mistake in how a command was called: its message is printed, and the exit code is 2. */
 export class UsageError extends Error {}
@@ -38,12 +38,14 @@ export function runCommand(name: string, main: () => Promise<void>): void {
     process.exit(1);
   });
   main().then(
-    () => exitAfterStdout(0),
+    // A command that completed but found something to report (a skipped line) sets exitCode.
+    () => exitAfterStdout(Number(process.exitCode ?? 0)),
     (error: unknown) => {
       const known =
         error instanceof UsageError ||
         error instanceof OperatorError ||
         error instanceof ConfigError ||
+        error instanceof StoreCommandError ||
         error instanceof StoreOpenError;
       const text = known ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
       process.stderr.write(`${name}: ${text}\n`);

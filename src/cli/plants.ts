@@ -1,24 +1,36 @@
 /**
  * Operator commands for the stored plants, on the same store as the server (DATABASE_URL):
- *   npm run plants -- export   every plant as a JSON line, in id order, ids exact
+ *   npm run plants -- export        every plant as a JSON line, in id order, ids exact
+ *   npm run plants -- import FILE   the lines export writes, by the create rule
  * Reads page by page (keyset pagination on the primary key), so memory stays flat however large
  * the store, and stdout's back-pressure is respected.
  */
 import '../node-version';
 import 'reflect-metadata';
 import { once } from 'node:events';
+import { accessSync, constants, createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { openStore } from '../database/open-store';
 import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
+import { parseJsonLossless } from '../http/lossless-json';
+import type { Outcome } from '../plants/create-outcome';
+import { isInt64 } from '../plants/dto/is-int64.decorator';
+import { isText } from '../plants/dto/is-text.decorator';
 import type { PlantEntity } from '../plants/plant.entity';
+import type { PlantStore } from '../plants/plant-store';
 import { PLANT_STORES } from '../plants/plants.module';
-import { commandConfig, runCommand, UsageError } from './command';
+import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 
 const USAGE = `usage: npm run plants -- export
+       npm run plants -- import FILE
 
   export   print every stored plant as one JSON object per line, in id order:
            {"id":9007199254740993,"name":"Monstera","tag":"aroid"}
            ids are exact JSON integers (the full int64 range); "tag" only when the plant has one
+  import   store the plants of FILE (lines as export prints them) by the create rule: a plant
+           already stored is left as it is, a different plant under a taken id is reported on
+           stderr and skipped, nothing is overwritten; exit 1 if any line was skipped
 
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
@@ -28,10 +40,79 @@ export function plantLine(plant: PlantEntity): string {
   return `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${tag}}\n`;
 }
 
+/** A line of an export as the plant it holds, or why it holds none. */
+export function plantFromLine(line: string): PlantEntity | string {
+  let value: unknown;
+  try {
+    value = parseJsonLossless(line);
+  } catch {
+    return 'not JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const { id, name, tag } = value as Record<string, unknown>;
+  if (!isInt64(id)) return '"id" must be an integer from -2^63 to 2^63-1';
+  if (!isText(name)) return '"name" must be a string';
+  if (tag !== undefined && !isText(tag)) return '"tag" must be a string when present';
+  return { id: id.toString(), name, tag: tag ?? null };
+}
+
+/** Creates arrive together in chunks of this many: the store commits each chunk in few batches. */
+const IMPORT_CHUNK = 1000;
+
+async function importPlants(store: PlantStore, file: string): Promise<boolean> {
+  const counts: Record<Outcome | 'invalid', number> = { created: 0, replayed: 0, conflict: 0, invalid: 0 };
+  let chunk: { line: number; plant: PlantEntity }[] = [];
+  const flush = async (): Promise<void> => {
+    const outcomes = await Promise.all(chunk.map(({ plant }) => store.create(plant)));
+    outcomes.forEach((outcome, i) => {
+      counts[outcome]++;
+      if (outcome === 'conflict') {
+        process.stderr.write(`line ${chunk[i].line}: id ${chunk[i].plant.id} holds a different plant; skipped\n`);
+      }
+    });
+    chunk = [];
+  };
+  let number = 0;
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of lines) {
+    number++;
+    if (line.trim() === '') continue;
+    const plant = plantFromLine(line);
+    if (typeof plant === 'string') {
+      counts.invalid++;
+      process.stderr.write(`line ${number}: ${plant}; skipped\n`);
+      continue;
+    }
+    chunk.push({ line: number, plant });
+    if (chunk.length >= IMPORT_CHUNK) await flush();
+  }
+  await flush();
+  process.stdout.write(
+    `imported: ${counts.created} created, ${counts.replayed} already stored, ` +
+      `${counts.conflict} skipped (a different plant under the id), ${counts.invalid} skipped (not a plant)\n`,
+  );
+  return counts.conflict + counts.invalid === 0;
+}
+
 async function main(args: readonly string[]): Promise<void> {
   const [command, ...rest] = args;
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'import' && rest.length === 1) {
+    try {
+      accessSync(rest[0], constants.R_OK);
+    } catch (error) {
+      throw new OperatorError(`cannot read ${rest[0]} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
+    }
+    const dataSource = await openStore(commandConfig().database);
+    try {
+      const store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
+      if (!(await importPlants(store, rest[0]))) process.exitCode = 1;
+    } finally {
+      await dataSource.destroy();
+    }
     return;
   }
   if (command !== 'export' || rest.length > 0) throw new UsageError(USAGE);

@@ -4,6 +4,7 @@
  *   node dist/cli/store.js status    (or npm run store -- status)
  *   node dist/cli/store.js migrate
  *   node dist/cli/store.js revert
+ *   node dist/cli/store.js backup FILE
  */
 import '../node-version';
 import 'reflect-metadata';
@@ -11,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import {
   applyPendingMigrations,
+  backupStore,
   describeStore,
   migrationStatus,
   openStore,
@@ -23,6 +25,9 @@ const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <
   status    the store DATABASE_URL names, and its applied and pending migrations
   migrate   apply the pending migrations (the server also does this when it starts)
   revert    revert the last applied migration (before running the version before it)
+  backup FILE
+            SQLite: copy the store, while the server runs, to FILE (new, owner-only);
+            PostgreSQL: says how to use pg_dump
 
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
@@ -44,7 +49,8 @@ async function main(args: readonly string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!['status', 'migrate', 'revert'].includes(command ?? '') || rest.length > 0) throw new UsageError(USAGE);
+  const arity: Record<string, number> = { status: 0, migrate: 0, revert: 0, backup: 1 };
+  if (command === undefined || arity[command] !== rest.length) throw new UsageError(USAGE);
   const { database } = commandConfig();
   const where = describeStore(database);
 
@@ -58,6 +64,11 @@ async function main(args: readonly string[]): Promise<void> {
       const { pending } = await migrationStatus(dataSource);
       await applyPendingMigrations(database, dataSource);
       process.stdout.write(`store: ${where}\napplied now: ${list(pending)}\n`);
+    });
+  } else if (command === 'backup') {
+    await withStore(database, async (dataSource) => {
+      await backupStore(database, dataSource, rest[0]);
+      process.stdout.write(`store: ${where}\nbacked up to: ${rest[0]}\n`);
     });
   } else {
     await withStore(database, async (dataSource) => {

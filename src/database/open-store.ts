@@ -2,6 +2,7 @@ import { DataSource, type DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
+export { StoreCommandError } from './store-command.error';
 import type { StoreClient, StoreKind } from './store-kind';
 
 /** The one place that reads which store DATABASE_URL names. */
@@ -103,4 +104,9 @@ export function applyPendingMigrations(database: DatabaseConfig, dataSource: Dat
 /** Reverts the last migration the store applied, one process at a time, as migrating is. */
 export function revertLastMigration(database: DatabaseConfig, dataSource: DataSource): Promise<void> {
   return kindOf(database).revert(dataSource);
+}
+
+/** Writes a consistent copy of the store to a new, owner-only `file` (SQLite; PostgreSQL refuses, naming pg_dump). */
+export function backupStore(database: DatabaseConfig, dataSource: DataSource, file: string): Promise<void> {
+  return kindOf(database).backup(dataSource, file);
 }

@@ -8,6 +8,7 @@ import {
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStorePostgres1795305600000 } from './migrations/postgres/1795305600000-CreatePlantStore';
+import { StoreCommandError } from './store-command.error';
 import type { StoreKind } from './store-kind';
 import { StoreUnavailableError } from './store-unavailable.error';
 
@@ -197,5 +198,12 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   check: assertUtf8Database,
   migrate: (dataSource) => underMigrationLock(dataSource, (executor) => executor.executePendingMigrations()),
   revert: (dataSource) => underMigrationLock(dataSource, (executor) => executor.undoLastMigration()),
+  backup: () =>
+    Promise.reject(
+      new StoreCommandError(
+        'a PostgreSQL store is backed up with PostgreSQL\'s own tools: pg_dump --format=custom --file=FILE "$DATABASE_URL" ' +
+          '(and restored with pg_restore --dbname "$DATABASE_URL" FILE)',
+      ),
+    ),
   serve: () => undefined,
 };

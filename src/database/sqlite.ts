@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStoreSqlite1795305600000 } from './migrations/sqlite/1795305600000-CreatePlantStore';
+import { StoreCommandError } from './store-command.error';
 import type { StoreKind } from './store-kind';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from './store-unavailable.error';
@@ -208,6 +209,22 @@ export const SQLITE: StoreKind<SqliteConfig> = {
   },
   // The file lock serialises it with any other process's writes.
   revert: (dataSource) => dataSource.undoLastMigration({ transaction: 'each' }),
+  /**
+   * SQLite's online backup, page by page, while the server goes on writing: the copy is the
+   * store at one moment. The file is made first, 0600 and new (a backup holds every token
+   * hash, and never overwrites anything).
+   */
+  async backup(dataSource, file) {
+    try {
+      closeSync(openSync(file, 'wx', 0o600));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+      throw new StoreCommandError(
+        code === 'EEXIST' ? `${file} exists: a backup goes to a new file` : `cannot create ${file} (${code})`,
+      );
+    }
+    await nativeSqlite(dataSource).backup(file);
+  },
   serve(dataSource) {
     nativeSqlite(dataSource).pragma('busy_timeout = 0');
   },

@@ -22,6 +22,8 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   migrate(dataSource: DataSource): Promise<void>;
   /** Reverts the last applied migration, under the same lock as migrate. */
   revert(dataSource: DataSource): Promise<void>;
+  /** Writes a consistent copy of the store, owner-only, to a new `file`, while it serves. */
+  backup(dataSource: DataSource, file: string): Promise<void>;
   /** Once migrated, how the server (not an operator command) uses the connection. */
   serve(dataSource: DataSource): void;
 }
