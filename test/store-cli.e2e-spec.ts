@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import request from 'supertest';
+import { startTestApp } from './support/app';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { run } from './support/spawn';
 
@@ -57,12 +59,21 @@ describe('node dist/cli/store.js', () => {
     expect(wrong.stderr).toMatch(/^store: usage: node dist\/cli\/store\.js <command>/);
   });
 
-  it('backs up a SQLite store to a new owner-only file, never over one; on PostgreSQL it names pg_dump', async () => {
-    expect((await store('migrate')).code).toBe(0);
+  it('backs up a SQLite store while the server holds it: every plant (WAL too), 0600, never over a file; on PostgreSQL it names pg_dump', async () => {
+    const app = await startTestApp();
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-backup-'));
     try {
+      for (let id = 1; id <= 23; id++) {
+        const created = await request(app.server)
+          .post('/plants')
+          .set('Authorization', `Bearer ${app.token}`)
+          .send({ id, name: `kept ${id}` });
+        expect(created.status).toBe(200);
+      }
       const file = join(dir, 'backup.sqlite');
-      const backup = await store('backup', file);
+      const backup = await run(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'backup', file], {
+        DATABASE_URL: app.databaseUrl,
+      });
       if (testStoreKind() === 'postgres') {
         expect(backup.code).toBe(2);
         expect(backup.stderr).toMatch(/^store: a PostgreSQL store is backed up with PostgreSQL's own tools: pg_dump /);
@@ -72,14 +83,17 @@ describe('node dist/cli/store.js', () => {
       expect(backup.code).toBe(0);
       expect(backup.stdout).toMatch(/\nbacked up to: .*backup\.sqlite\n$/);
       expect(statSync(file).mode & 0o777).toBe(0o600);
-      const copy = await run(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'status'], {
+      const copy = await run(process.execPath, [join(ROOT, 'dist/cli/plants.js'), 'export'], {
         DATABASE_URL: `sqlite:${file}`,
       });
-      expect(copy.stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
-      const again = await store('backup', file);
+      expect(copy.stdout.trim().split('\n')).toHaveLength(23);
+      const again = await run(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'backup', file], {
+        DATABASE_URL: app.databaseUrl,
+      });
       expect(again.code).toBe(2);
       expect(again.stderr).toBe(`store: ${file} exists: a backup goes to a new file\n`);
     } finally {
+      await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
