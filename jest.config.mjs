@@ -1,20 +1,34 @@
 /**
- * @nestjs/* 12 ships ESM only. Node loads it from CommonJS (require(esm)), but jest's own module
- * loader in CommonJS mode does not, so jest runs in its ESM mode (`node --experimental-vm-modules`, see package.json) with ts-jest emitting
- * ES modules. The app itself still builds to CommonJS for `node dist/main`.
+ * Tests run as CommonJS, like the build (`node dist/main.js`): ts-jest compiles the TypeScript,
+ * and the packages that ship ES modules only (@nestjs/* 12) are compiled to CommonJS by babel-jest
+ * on the way in, `import.meta` included. In production Node itself loads those packages from
+ * CommonJS (require(esm)); jest's CommonJS loader has its own `require`, which does not, so
+ * without this step jest would have to run in its experimental ESM mode, where a CommonJS package
+ * requiring ES-module Nest (@nestjs/throttler) loads only on some Node lines.
  */
-const transform = {
-  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }],
-};
+const esmOnly = ['@nestjs'];
 
 const common = {
   rootDir: '.',
   testEnvironment: 'node',
-  extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
-  transform,
-  setupFiles: ['<rootDir>/jest.preload.mjs'],
-  // Sources name the .js files tsc emits (`import('./server.js')`); jest loads the .ts beside them.
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }],
+    '^.+\\.m?js$': [
+      'babel-jest',
+      {
+        babelrc: false,
+        configFile: false,
+        plugins: [
+          ['babel-plugin-transform-import-meta', { module: 'ES6' }],
+          '@babel/plugin-transform-dynamic-import',
+          '@babel/plugin-transform-modules-commonjs',
+        ],
+      },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  // Sources name the .js files tsc emits (`./server.js`); jest loads the .ts beside them.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 

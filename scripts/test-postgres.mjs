@@ -17,7 +17,6 @@ const pooler = throughPgBouncer ? await startPgBouncer({ upstream: server, mode:
 const result = spawnSync(
   process.execPath,
   [
-    '--experimental-vm-modules',
     'node_modules/jest/bin/jest.js',
     '--selectProjects',
     'e2e',

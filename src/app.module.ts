@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module';
+import { RateLimitModule } from './auth/rate-limit.module';
 import type { AppConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
@@ -36,16 +37,11 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
  */
 @Module({})
 export class AppModule {
-  static async forRoot(config: AppConfig, dataSource: DataSource): Promise<DynamicModule> {
-    // Loaded only when RATE_LIMIT is set: @nestjs/throttler is CommonJS requiring ES-module Nest,
-    // which Node does (require(esm)), but jest only from Node 24.9 on.
-    const rateLimit =
-      config.rateLimit === undefined
-        ? []
-        : [(await import('./auth/rate-limit.module.js')).RateLimitModule.forRoot(config.rateLimit)];
+  static forRoot(config: AppConfig, dataSource: DataSource): DynamicModule {
+    const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit)];
     return {
       module: AppModule,
-      imports: [DatabaseModule.forRoot(dataSource), ...rateLimit, AuthModule, PlantsModule, HealthModule],
+      imports: [DatabaseModule.forRoot(dataSource), AuthModule, ...rateLimit, PlantsModule, HealthModule],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         {

@@ -31,7 +31,7 @@ export async function createApp(
     .set(BODY_LIMIT_SETTING, config.bodyLimit);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      await AppModule.forRoot(config, dataSource),
+      AppModule.forRoot(config, dataSource),
       new ExpressAdapter(instance),
       {
         bodyParser: false,

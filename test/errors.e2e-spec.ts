@@ -260,14 +260,9 @@ describe('503', () => {
 
 // Its own app, after the others are closed: passport keeps one "bearer" strategy per process,
 // the last one made, so two apps alive at once in one process would check tokens in one store.
-// jest loads @nestjs/throttler (CommonJS requiring ES-module Nest) only from Node 24.9 on, where
-// it supports require(esm); the server itself runs it on Node 22 too (Node's own require(esm)).
-const [major, minor] = process.versions.node.split('.').map(Number);
-const jestLoadsThrottler = major > 24 || (major === 24 && minor >= 9);
-
-(jestLoadsThrottler ? describe : describe.skip)('429', () => {
+describe('429', () => {
   answers(ErrorCode.TooManyRequests)(
-    '429: answers a token over RATE_LIMIT, with Retry-After, and counts per token',
+    '429: answers a token over RATE_LIMIT, with Retry-After, and counts per token, after the token check',
     async () => {
       const limited = await startTestApp({ RATE_LIMIT: '3' });
       try {
@@ -282,6 +277,11 @@ const jestLoadsThrottler = major > 24 || (major === 24 && minor >= 9);
         expect(await limited.storedPlant('4')).toBeUndefined();
         const other = await limited.tokens.create('rate-other');
         expect((await create(other, 5)).status).toBe(200);
+        // The limit counts tokens: without one the bearer guard answers first, and public
+        // routes are never limited.
+        const anonymous = await request(limited.server).post('/plants').send({ id: 6, name: 'rate' });
+        expect(anonymous.body).toEqual({ error: 401, message: expect.any(String) });
+        for (let i = 0; i < 5; i++) expect((await request(limited.server).get('/health')).status).toBe(200);
       } finally {
         await limited.close();
       }

@@ -1,20 +1,23 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { RATE_LIMITER } from './rate-limit.guard';
 import { TokenThrottlerGuard } from './token-throttler.guard';
 
 const MINUTE_MS = 60_000;
 
-/** RATE_LIMIT requests per minute per token, by @nestjs/throttler (in this process's memory). */
+/**
+ * RATE_LIMIT requests per minute per token, by @nestjs/throttler (in this process's memory).
+ * Imported only when RATE_LIMIT is set, after AuthModule: global guards run in the order their
+ * modules are imported, so the bearer guard has said whose token it is before this one counts.
+ * Routes marked `@Public()` are never limited.
+ */
 @Module({})
 export class RateLimitModule {
   static forRoot(limit: number): DynamicModule {
     return {
       module: RateLimitModule,
-      global: true,
       imports: [ThrottlerModule.forRoot({ throttlers: [{ ttl: MINUTE_MS, limit }] })],
-      providers: [TokenThrottlerGuard, { provide: RATE_LIMITER, useExisting: TokenThrottlerGuard }],
-      exports: [RATE_LIMITER],
+      providers: [{ provide: APP_GUARD, useClass: TokenThrottlerGuard }],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { All, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { All, Controller, HttpCode, Post } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -10,7 +10,6 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { Public } from '../auth/public.decorator';
-import { RateLimitGuard } from '../auth/rate-limit.guard';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { JsonBody } from '../http/json-body.decorator';
@@ -27,7 +26,6 @@ export class PlantsController {
 
   @Post()
   @HttpCode(200)
-  @UseGuards(RateLimitGuard)
   @ApiOperation({
     operationId: 'createPlant',
     summary: 'Create a plant',
