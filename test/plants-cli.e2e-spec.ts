@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,9 @@ import { PLANT_STORES } from '../src/plants/plants.module';
 import { startTestApp, type TestApp } from './support/app';
 import { freshDatabase } from './support/databases';
 import { run } from './support/spawn';
+
+// Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
+jest.setTimeout(60_000);
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,9 @@ import request from 'supertest';
 import { startTestApp } from './support/app';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { run } from './support/spawn';
+
+// Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
+jest.setTimeout(60_000);
 
 const ROOT = process.cwd();
 

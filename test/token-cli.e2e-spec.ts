@@ -1,8 +1,12 @@
+import { jest } from '@jest/globals';
 import request from 'supertest';
 import { TOKEN_PATTERN } from '../src/auth/token-secret';
 import { startTestApp, type TestApp } from './support/app';
 import { TOKEN_CLI } from './support/server-process';
 import { run } from './support/spawn';
+
+// Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
+jest.setTimeout(60_000);
 
 /**
  * The token command, on the store a server is using. It runs from the build (`npm run token`
