@@ -5,6 +5,7 @@
  *
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
  *                 token (WORKERS as given)
+ *   sqlite-metrics  the same with METRICS_PORT set: what counting every answer costs
  *   postgres      the same on a fresh PostgreSQL database (skipped when none answers)
  *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
  *                 pgbouncer is not installed)
@@ -47,6 +48,7 @@ const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
 const ALL_TARGETS = [
   'sqlite',
+  'sqlite-metrics',
   'postgres',
   'postgres-pgbouncer',
   'express-echo',
@@ -59,6 +61,7 @@ type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
   sqlite: 'sqlite',
+  'sqlite-metrics': 'sqlite',
   postgres: 'postgres',
   'postgres-pgbouncer': 'postgres',
   'express-echo': 'none',
@@ -96,7 +99,7 @@ const LOAD: 'wrk' | 'autocannon' =
   process.env.BENCH_LOAD === 'autocannon' || (process.env.BENCH_LOAD !== 'wrk' && !hasWrk()) ? 'autocannon' : 'wrk';
 
 function isService(target: TargetName): boolean {
-  return target === 'sqlite' || target === 'postgres' || target === 'postgres-pgbouncer';
+  return target === 'sqlite' || target === 'sqlite-metrics' || target === 'postgres' || target === 'postgres-pgbouncer';
 }
 
 /**
@@ -115,6 +118,7 @@ const SERVICE_NODE_ARGS = serviceNodeArgs();
 function commandFor(target: TargetName): string[] {
   switch (target) {
     case 'sqlite':
+    case 'sqlite-metrics':
     case 'postgres':
     case 'postgres-pgbouncer':
       return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
@@ -156,7 +160,9 @@ function start(target: TargetName, env: Record<string, string>): Promise<Started
     child.on('exit', (code) => reject(new Error(`${target} exited with ${code}`)));
     child.stdout.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
-      const match = /"port":(\d+)/.exec(seen);
+      // The public port: the service's "listening" line, or a reference's {"port":N} (the
+      // service says its metrics port first, when it has one).
+      const match = /"port":(\d+)(?:,"msg":"Plant Store listening|\})/.exec(seen);
       if (match) {
         clearTimeout(timer);
         // Keep draining stdout (the service logs a line per request), counting request lines
@@ -322,7 +328,11 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
       : undefined;
   const store = await freshStore(STORE[target], dir, pooler);
-  const { child, port, requestLines, stdoutClosed } = await start(target, { DATABASE_URL: store.url, WORKERS });
+  const { child, port, requestLines, stdoutClosed } = await start(target, {
+    DATABASE_URL: store.url,
+    WORKERS,
+    ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
+  });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
   const drive = (seconds: number): Promise<Load> =>
@@ -428,6 +438,7 @@ async function main(): Promise<void> {
     a && b ? Number((a.createsPerSecond / b.createsPerSecond).toFixed(2)) : null;
   const ratios = {
     'sqlite / express-echo': ratio(summary.sqlite, summary['express-echo']),
+    'sqlite-metrics / sqlite': ratio(summary['sqlite-metrics'], summary.sqlite),
     'sqlite / node-sqlite': ratio(summary.sqlite, summary['node-sqlite']),
     'sqlite / nest-sqlite': ratio(summary.sqlite, summary['nest-sqlite']),
     'nest-sqlite / express-echo': ratio(summary['nest-sqlite'], summary['express-echo']),

@@ -10,6 +10,8 @@ import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { ApiError } from './errors/api-error';
 import { ErrorCode } from './errors/error-codes';
 import { HealthModule } from './health/health.module';
+import { Connections } from './http/connections';
+import { Metrics } from './metrics/metrics';
 import { SyncValidationPipe } from './http/sync-validation.pipe';
 import { PlantsModule } from './plants/plants.module';
 
@@ -30,6 +32,12 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
   return new ApiError(ErrorCode.BadRequest, `Invalid ${schema}: ${flattenMessages(errors).join('; ')}`);
 }
 
+/** What the application shares with the rest of its process (the HTTP server, the metrics listener). */
+export interface ProcessParts {
+  metrics: Metrics;
+  connections: Connections;
+}
+
 /**
  * The application, built from a validated configuration and an open store, which the caller
  * (`createApp`, for the server and the tests alike) has made once. Everything global is
@@ -37,12 +45,17 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, dataSource: DataSource): DynamicModule {
+  static forRoot(config: AppConfig, dataSource: DataSource, parts: ProcessParts): DynamicModule {
     const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit)];
     return {
       module: AppModule,
+      // This process's metrics and connections, made once by `createApp`, for every feature.
+      global: true,
+      exports: [Metrics, Connections],
       imports: [DatabaseModule.forRoot(dataSource), AuthModule, ...rateLimit, PlantsModule, HealthModule],
       providers: [
+        { provide: Metrics, useValue: parts.metrics },
+        { provide: Connections, useValue: parts.connections },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         {
           provide: APP_PIPE,

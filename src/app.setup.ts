@@ -4,12 +4,14 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
-import { openStore } from './database/open-store';
+import { describeStore, openStore } from './database/open-store';
 import { Connections } from './http/connections';
 import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
 import { hardenHttpServer } from './http/http-server';
 import { httpRequestChecks } from './http/request-checks';
-import { nestLogger, requestLogger } from './logging/logging';
+import { nestLogger } from './logging/logging';
+import { requestLogger } from './http/request-log';
+import { Metrics } from './metrics/metrics';
 import { setupOpenApi } from './openapi/openapi';
 
 /**
@@ -23,15 +25,23 @@ export async function createApp(
   logger: Logger,
   connections = new Connections(),
 ): Promise<NestExpressApplication> {
-  const dataSource = await openStore(config.database, 'server');
+  const dataSource = await openStore(config.database, 'server', {
+    migrated: (names) =>
+      logger.info(
+        { context: 'Store', migrationsApplied: names },
+        `opened the ${describeStore(config.database)}; ${names.length === 0 ? 'no migration to apply' : `applied ${names.join(', ')}`}`,
+      ),
+  });
+  const metrics = config.metrics === undefined ? Metrics.off() : Metrics.on();
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
     .set('case sensitive routing', true)
     .set('strict routing', true)
+    .set('trust proxy', config.trustProxy)
     .set(BODY_LIMIT_SETTING, config.bodyLimit);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource),
+      AppModule.forRoot(config, dataSource, { metrics, connections }),
       new ExpressAdapter(instance),
       {
         bodyParser: false,
@@ -39,7 +49,7 @@ export async function createApp(
         abortOnError: false,
       },
     );
-    return configureApp(app, logger, connections);
+    return configureApp(app, logger, metrics, connections);
   } catch (error) {
     await dataSource.destroy().catch(() => undefined);
     throw error;
@@ -47,15 +57,20 @@ export async function createApp(
 }
 
 /** Everything about the app that is not a module. */
-function configureApp(app: NestExpressApplication, logger: Logger, connections: Connections): NestExpressApplication {
+function configureApp(
+  app: NestExpressApplication,
+  logger: Logger,
+  metrics: Metrics,
+  connections: Connections,
+): NestExpressApplication {
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLogger(logger));
+  app.use(requestLogger(logger, metrics));
   app.use(httpRequestChecks);
   app.use(connections.middleware);
   setupOpenApi(app);
   const server = app.getHttpServer();
-  hardenHttpServer(server, logger, connections);
+  hardenHttpServer(server, logger, metrics, connections);
   connections.track(server);
   return app;
 }

@@ -4,6 +4,7 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
 import { createRootLogger, exitAfterLogs } from './logging/logging';
+import { clusterScrape, startMetrics } from './metrics/metrics-server';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
 /**
@@ -77,12 +78,21 @@ function supervise(config: AppConfig, logger: Logger): void {
   for (let i = 0; i < config.workers; i++) cluster.fork();
 }
 
+/** WORKERS > 1: the metrics listener, in the primary, summing every worker; then the workers. */
+async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
+  if ((await startMetrics(config, clusterScrape, logger)) === 'failed') {
+    exitAfterLogs(logger, 1);
+    return;
+  }
+  supervise(config, logger);
+}
+
 async function bootstrap(): Promise<void> {
   const config = configOrExit();
   if (config === undefined) return;
-  const logger = createRootLogger(config.logLevel);
+  const logger = createRootLogger(config.logLevel, undefined, config.logFormat);
   if (config.workers > 1 && cluster.isPrimary) {
-    supervise(config, logger);
+    await startCluster(config, logger);
     return;
   }
   // Loaded only here, so that a cluster primary never loads the app (Nest, TypeORM, ...).

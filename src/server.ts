@@ -7,24 +7,10 @@ import type { AppConfig } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
 import { Connections } from './http/connections';
 import { exitAfterLogs } from './logging/logging';
+import { Metrics } from './metrics/metrics';
+import { joinClusterScrape, processScrape, startMetrics } from './metrics/metrics-server';
+import { listenFailure } from './http/listen-failure';
 import { gracefulShutdown, SIGNALS } from './shutdown';
-
-/** A start-up failure the operator can act on, said in one line naming the setting. */
-export function listenFailure(error: NodeJS.ErrnoException, config: Pick<AppConfig, 'port' | 'host'>): string {
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return `PORT ${config.port} is already in use on ${config.host} (EADDRINUSE); stop the other server or choose another PORT`;
-    case 'EACCES':
-      return `PORT ${config.port} needs privileges this process does not have (EACCES); choose a PORT above 1023`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `HOST "${config.host}" cannot be resolved (${error.code}); use an address such as 0.0.0.0, 127.0.0.1 or ::`;
-    case 'EADDRNOTAVAIL':
-      return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL)`;
-    default:
-      return `cannot listen on HOST ${config.host}, PORT ${config.port}: ${error.message}`;
-  }
-}
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
@@ -50,6 +36,17 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
     return;
   }
   const server = app.getHttpServer();
+  const { registry } = app.get(Metrics);
+  if (registry !== undefined && cluster.isWorker) {
+    joinClusterScrape(registry);
+  } else if (
+    registry !== undefined &&
+    (await startMetrics(config, () => processScrape(registry), logger)) === 'failed'
+  ) {
+    await app.close().catch(() => undefined);
+    exitAfterLogs(logger, 1);
+    return;
+  }
 
   const shutdown = gracefulShutdown(server, connections, () => app.close(), logger);
   for (const signal of SIGNALS) process.on(signal, shutdown);

@@ -41,8 +41,8 @@ function stopListening(server: Server): Promise<void> {
 }
 
 /**
- * What SIGTERM/SIGINT do: stop accepting, close idle connections, let the requests in flight
- * finish, then close the application (and with it the store) and exit 0; exit 1 if that takes
+ * What SIGTERM/SIGINT do: refuse new requests, close idle connections, let the requests in flight
+ * finish, stop accepting, then close the application (and with it the store) and exit 0; exit 1 if that takes
  * longer than SHUTDOWN_DEADLINE_MS or fails. (Nest's enableShutdownHooks would re-raise the
  * signal and so exit 143; and Nest's own close would close the store before the last answers.)
  */
@@ -60,8 +60,12 @@ export function gracefulShutdown(
       logger.error({ context: 'Shutdown' }, `still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
       exitAfterLogs(logger, 1);
     }, SHUTDOWN_DEADLINE_MS).unref();
-    connections.start();
-    stopListening(server)
+    // The port stays open while the requests in flight finish, answering what arrives meanwhile
+    // (503, and the probes: readiness 503, liveness 200), so that a load balancer or Kubernetes
+    // sees a draining instance rather than a vanished one; then it closes.
+    connections
+      .start()
+      .then(() => stopListening(server))
       .then(closeApp)
       .then(
         () => {

@@ -32,7 +32,7 @@ describe('GET /health', () => {
       expect(response.status).toBe(503);
       expect(response.body).toMatchObject({ status: 'error', error: { store: { status: 'down' } } });
     } finally {
-      outage.succeeded();
+      outage.committed(1, 0);
     }
     expect((await request(t.server).get('/health')).status).toBe(200);
   });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
+import { Metrics } from '../metrics/metrics';
 import { hashToken, TOKEN_PATTERN } from './token-secret';
 import { TokenStore } from './token-store';
 
@@ -16,7 +17,10 @@ export interface AuthenticatedClient {
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  constructor(private readonly tokens: TokenStore) {
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly metrics: Metrics,
+  ) {
     super();
   }
 
@@ -25,9 +29,23 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
    * by any process on the same store counts from the next request on.
    */
   async validate(token: string): Promise<AuthenticatedClient | false> {
-    if (!TOKEN_PATTERN.test(token)) return false;
-    const record = await this.tokens.findByHash(hashToken(token));
-    return record === undefined || record.revokedAt !== null ? false : { tokenName: record.name };
+    if (!TOKEN_PATTERN.test(token)) {
+      this.metrics.tokenLookedUp('invalid');
+      return false;
+    }
+    let record: Awaited<ReturnType<TokenStore['findByHash']>>;
+    try {
+      record = await this.tokens.findByHash(hashToken(token));
+    } catch (error) {
+      this.metrics.tokenLookedUp('unavailable');
+      throw error;
+    }
+    if (record === undefined || record.revokedAt !== null) {
+      this.metrics.tokenLookedUp('invalid');
+      return false;
+    }
+    this.metrics.tokenLookedUp('valid');
+    return { tokenName: record.name };
   }
 
   override authenticate(req: Request, options?: object): void {

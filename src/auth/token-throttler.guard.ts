@@ -1,8 +1,9 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
+import { Metrics } from '../metrics/metrics';
 import type { AuthenticatedClient } from './bearer.strategy';
 
 /**
@@ -12,11 +13,15 @@ import type { AuthenticatedClient } from './bearer.strategy';
  */
 @Injectable()
 export class TokenThrottlerGuard extends ThrottlerGuard {
+  // A property, so the constructor stays ThrottlerGuard's own.
+  @Inject(Metrics) private readonly metrics!: Metrics;
+
   protected override getTracker(request: Record<string, unknown>): Promise<string> {
     return Promise.resolve((request as unknown as Request & { user: AuthenticatedClient }).user.tokenName);
   }
 
   protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    this.metrics.rateLimitRefused();
     const retryAfter = Math.max(1, Math.ceil(detail.timeToBlockExpire));
     throw new ApiError(
       ErrorCode.TooManyRequests,

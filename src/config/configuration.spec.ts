@@ -9,8 +9,11 @@ describe('loadConfig', () => {
       database: { type: 'sqlite', path: `${process.cwd()}/data/plant-store.sqlite` },
       bodyLimit: 100 * 1024,
       logLevel: 'info',
+      logFormat: 'auto',
       workers: 1,
+      trustProxy: false,
     });
+    expect(config.metrics).toBeUndefined();
   });
 
   it('reads every variable', () => {
@@ -20,7 +23,12 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgres://u:p@db:5432/plants',
       BODY_LIMIT: '1mb',
       LOG_LEVEL: 'WARN',
+      LOG_FORMAT: 'json',
       WORKERS: '2',
+      RATE_LIMIT: '60',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '0.0.0.0',
+      TRUST_PROXY: 'loopback, 10.0.0.0/8',
     });
     expect(config).toEqual({
       port: 8080,
@@ -28,8 +36,13 @@ describe('loadConfig', () => {
       database: { type: 'postgres', url: 'postgres://u:p@db:5432/plants' },
       bodyLimit: 1024 * 1024,
       logLevel: 'warn',
+      logFormat: 'json',
       workers: 2,
+      rateLimit: 60,
+      metrics: { port: 9464, host: '0.0.0.0' },
+      trustProxy: 'loopback, 10.0.0.0/8',
     });
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
   it.each([
@@ -48,6 +61,11 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ WORKERS: '0' }, 'WORKERS'],
     [{ WORKERS: 'many' }, 'WORKERS'],
+    [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
+    [{ METRICS_PORT: 'prometheus' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ TRUST_PROXY: 'everyone' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable} `));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import bytes from 'bytes';
+import proxyaddr from 'proxy-addr';
 
 /** Where plants and tokens live, as chosen by `DATABASE_URL`. */
 export type DatabaseConfig =
@@ -10,6 +11,10 @@ export type DatabaseConfig =
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+/** JSON lines, human-readable lines, or whichever suits stdout (a terminal: readable). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
+
 export interface AppConfig {
   readonly port: number;
   readonly host: string;
@@ -17,10 +22,18 @@ export interface AppConfig {
   /** The largest accepted request body, in bytes. */
   readonly bodyLimit: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
   /** Server processes sharing the port (node:cluster); 1 means no cluster. */
   readonly workers: number;
   /** Requests per minute per token; undefined means no limit. */
   readonly rateLimit: number | undefined;
+  /** Where Prometheus scrapes `/metrics`; undefined means no metrics listener (and no counting). */
+  readonly metrics: { readonly port: number; readonly host: string } | undefined;
+  /**
+   * Whose X-Forwarded-For to believe for the client address (Express's `trust proxy`): a number
+   * of proxy hops, or addresses and subnets; false means none (the peer's address is the client's).
+   */
+  readonly trustProxy: number | string | false;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -40,8 +53,12 @@ export const DEFAULTS = {
   DATABASE_URL: 'sqlite:data/plant-store.sqlite',
   BODY_LIMIT: '100kb',
   LOG_LEVEL: 'info',
+  LOG_FORMAT: 'auto',
   WORKERS: '1',
   RATE_LIMIT: '',
+  METRICS_PORT: '',
+  METRICS_HOST: '127.0.0.1',
+  TRUST_PROXY: '',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -54,11 +71,30 @@ function read(env: Env, name: keyof typeof DEFAULTS): string {
   return value === undefined || value === '' ? DEFAULTS[name] : value;
 }
 
-function parsePort(raw: string): number {
+function parsePort(raw: string, variable = 'PORT'): number {
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError('PORT', `must be a TCP port number from 0 to 65535, got "${raw}"`);
+    throw new ConfigError(variable, `must be a TCP port number from 0 to 65535, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function parseMetrics(port: string, host: string): AppConfig['metrics'] {
+  return port === '' ? undefined : { port: parsePort(port, 'METRICS_PORT'), host };
+}
+
+function parseTrustProxy(raw: string): AppConfig['trustProxy'] {
+  if (raw === '') return false;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  try {
+    // What Express does with the setting, here so that a typo stops the start instead of a request.
+    proxyaddr.compile(raw.split(',').map((entry) => entry.trim()));
+  } catch (error) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be a number of proxy hops, or addresses and subnets such as "loopback, 10.0.0.0/8" (${(error as Error).message}), got "${raw}"`,
+    );
+  }
+  return raw;
 }
 
 export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConfig {
@@ -117,6 +153,14 @@ function parseLogLevel(raw: string): LogLevel {
   return level;
 }
 
+function parseLogFormat(raw: string): LogFormat {
+  const format = raw.toLowerCase() as LogFormat;
+  if (!LOG_FORMATS.includes(format)) {
+    throw new ConfigError('LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${raw}"`);
+  }
+  return format;
+}
+
 function parseRateLimit(raw: string): number | undefined {
   if (raw === '') return undefined;
   if (!/^\d{1,7}$/.test(raw) || Number(raw) < 1) {
@@ -149,7 +193,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     database: parseDatabaseUrl(read(env, 'DATABASE_URL')),
     bodyLimit: parseBodyLimit(read(env, 'BODY_LIMIT')),
     logLevel: parseLogLevel(read(env, 'LOG_LEVEL')),
+    logFormat: parseLogFormat(read(env, 'LOG_FORMAT')),
     workers: parseWorkers(read(env, 'WORKERS')),
     rateLimit: parseRateLimit(read(env, 'RATE_LIMIT')),
+    metrics: parseMetrics(read(env, 'METRICS_PORT'), read(env, 'METRICS_HOST')),
+    trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
   };
 }

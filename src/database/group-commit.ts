@@ -89,6 +89,7 @@ export class GroupCommit<T, R> {
   /** Never rejects: every waiter of the batch is settled, or the batch goes back to wait. */
   private async commit(batch: Waiter<T, R>[]): Promise<void> {
     let results: readonly R[];
+    const started = process.hrtime.bigint();
     try {
       results = await this.options.write(batch.map((waiter) => waiter.item));
     } catch (error) {
@@ -103,7 +104,7 @@ export class GroupCommit<T, R> {
       for (const waiter of batch) waiter.reject(error);
       return;
     }
-    this.options.outage.succeeded();
+    this.options.outage.committed(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
     batch.forEach((waiter, i) => waiter.resolve(results[i]));
   }
 

@@ -56,13 +56,13 @@ async function refuseNewerSchema(dataSource: DataSource): Promise<void> {
 
 /**
  * Opens the store and applies pending migrations (unless `migrate` is false: the store command
- * looks first): what the server and the operator commands do first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
+ * looks first; `migrated` hears which it applied): what the server and the operator commands do first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
  * StoreOpenError that names DATABASE_URL and the cause.
  */
 export async function openStore(
   database: DatabaseConfig,
   client: StoreClient = 'command',
-  { migrate = true }: { migrate?: boolean } = {},
+  { migrate = true, migrated }: { migrate?: boolean; migrated?: (names: string[]) => void } = {},
 ): Promise<DataSource> {
   const kind = kindOf(database);
   let dataSource: DataSource | undefined;
@@ -71,7 +71,10 @@ export async function openStore(
     dataSource = await new DataSource(kind.options(database)).initialize();
     await kind.check(dataSource);
     await refuseNewerSchema(dataSource);
-    if (migrate) await kind.migrate(dataSource);
+    if (migrate) {
+      const applied = await kind.migrate(dataSource);
+      migrated?.(applied);
+    }
     if (client === 'server') kind.serve(dataSource);
     return dataSource;
   } catch (error) {
@@ -97,7 +100,7 @@ export async function migrationStatus(dataSource: DataSource): Promise<{ applied
 }
 
 /** Applies the pending migrations, one process at a time, as opening the store does. */
-export function applyPendingMigrations(database: DatabaseConfig, dataSource: DataSource): Promise<void> {
+export function applyPendingMigrations(database: DatabaseConfig, dataSource: DataSource): Promise<string[]> {
   return kindOf(database).migrate(dataSource);
 }
 

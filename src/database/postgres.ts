@@ -155,15 +155,19 @@ async function assertUtf8Database(dataSource: DataSource): Promise<void> {
  * a transaction-scoped advisory lock (a session-scoped one would not survive a transaction
  * pooler): the second process waits for the first to commit, then finds nothing left to do.
  */
-async function underMigrationLock(dataSource: DataSource, work: (executor: MigrationExecutor) => Promise<unknown>) {
+async function underMigrationLock<T>(
+  dataSource: DataSource,
+  work: (executor: MigrationExecutor) => Promise<T>,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   try {
     await runner.startTransaction();
     await runner.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'none';
-    await work(executor);
+    const result = await work(executor);
     await runner.commitTransaction();
+    return result;
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
     throw error;
@@ -196,7 +200,10 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   describe: (database) => `PostgreSQL at ${redact(database.url)}`,
   beforeConnect: () => undefined,
   check: assertUtf8Database,
-  migrate: (dataSource) => underMigrationLock(dataSource, (executor) => executor.executePendingMigrations()),
+  migrate: async (dataSource) =>
+    (await underMigrationLock(dataSource, (executor) => executor.executePendingMigrations())).map(
+      (migration) => migration.name,
+    ),
   revert: (dataSource) => underMigrationLock(dataSource, (executor) => executor.undoLastMigration()),
   backup: () =>
     Promise.reject(

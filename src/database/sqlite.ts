@@ -198,10 +198,9 @@ export const SQLITE: StoreKind<SqliteConfig> = {
   async migrate(dataSource) {
     for (let attempt = 1; ; attempt++) {
       try {
-        await dataSource.runMigrations({ transaction: 'each' });
-        return;
+        return (await dataSource.runMigrations({ transaction: 'each' })).map((migration) => migration.name);
       } catch (error) {
-        if (!(await dataSource.showMigrations())) return; // another process applied them
+        if (!(await dataSource.showMigrations())) return []; // another process applied them
         if (attempt >= 5) throw error;
         await sleep(50 * attempt);
       }

@@ -18,8 +18,8 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   beforeConnect(database: C): void;
   /** After connecting, before migrating: refuses a store the service cannot keep text in. */
   check(dataSource: DataSource): Promise<void>;
-  /** Applies pending migrations, one process at a time when several start together. */
-  migrate(dataSource: DataSource): Promise<void>;
+  /** Applies pending migrations, one process at a time when several start together; names those it applied. */
+  migrate(dataSource: DataSource): Promise<string[]>;
   /** Reverts the last applied migration, under the same lock as migrate. */
   revert(dataSource: DataSource): Promise<void>;
   /** Writes a consistent copy of the store, owner-only, to a new `file`, while it serves. */

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Metrics } from '../metrics/metrics';
 import { StoreUnavailableError } from './store-unavailable.error';
 
 /**
@@ -8,12 +9,16 @@ import { StoreUnavailableError } from './store-unavailable.error';
  * minute under load would otherwise write a stack trace per request. Any store operation may
  * report a failure; only a durable create reports success, because a read that works (a token
  * lookup while another process holds the write lock) does not mean the outage is over.
+ *
+ * The metrics hear the same: `plant_store_store_up`, and every commit's size and duration.
  */
 @Injectable()
 export class StoreOutage {
   private readonly logger = new Logger('Store');
   private since?: number;
   private lost = false;
+
+  constructor(@Optional() private readonly metrics: Metrics = Metrics.off()) {}
 
   /** An outage is in progress: creates fail, so health says down. */
   get active(): boolean {
@@ -47,14 +52,18 @@ export class StoreOutage {
   failed(error: StoreUnavailableError): void {
     if (this.since !== undefined) return;
     this.since = Date.now();
+    this.metrics.storeAvailable(false);
     const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : undefined;
     this.logger.error({ msg: `store outage started: ${error.message}`, cause });
   }
 
-  succeeded(): void {
+  /** A batch of `size` creates is durably committed, in `seconds`. */
+  committed(size: number, seconds: number): void {
+    this.metrics.committed(size, seconds);
     if (this.since === undefined || this.lost) return;
     const durationMs = Date.now() - this.since;
     this.since = undefined;
+    this.metrics.storeAvailable(true);
     this.logger.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });
   }
 }

@@ -16,6 +16,9 @@ export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
  */
 export const DRAIN_IDLE_GRACE_MS = 250;
 
+/** The health probes, answered during a drain too. */
+const PROBES = new Set(['/health/live', '/health/ready']);
+
 /** A request waiting for its turn, or a refusal of bytes that never became a request. */
 type Turn = { request: IncomingMessage; response: ServerResponse } | (() => void);
 
@@ -112,15 +115,24 @@ export class Connections {
     else connection.waiting.push(turn);
   }
 
-  /** Begins the drain: see the class comment. */
-  start(): void {
-    if (this.draining) return;
+  /**
+   * Begins the drain (see the class comment); resolves once every request that was under way
+   * when it began has been answered. Requests that arrive meanwhile are answered at once.
+   */
+  start(): Promise<void> {
+    if (this.draining) return Promise.resolve();
     this.draining = true;
+    const inFlight: Promise<unknown>[] = [];
     for (const connection of this.open.values()) {
+      if (connection.active !== undefined && !connection.active.writableFinished) {
+        const response = connection.active;
+        inFlight.push(new Promise((resolve) => response.once('close', resolve)));
+      }
       // An answer still to be written tells its client that this connection ends with it.
       if (connection.active?.headersSent === false) connection.active.setHeader('Connection', 'close');
       this.closeWhenIdle(connection);
     }
+    return Promise.all(inFlight).then(() => undefined);
   }
 
   /** Closes `connection` after DRAIN_IDLE_GRACE_MS unless a request is under way on it then. */
@@ -130,13 +142,21 @@ export class Connections {
     }, DRAIN_IDLE_GRACE_MS).unref();
   }
 
-  /** While draining, every request is refused (503) and its connection closed after the answer. */
+  /**
+   * While draining, every request is refused (503) and its connection closed after the answer;
+   * the probes are answered (liveness 200, readiness 503), so that an orchestrator can tell a
+   * draining process from a dead one.
+   */
   readonly middleware = (request: IncomingMessage, response: ServerResponse, next: () => void): void => {
     if (!this.draining) {
       next();
       return;
     }
     response.setHeader('Connection', 'close');
+    if (request.method === 'GET' && PROBES.has(request.url ?? '')) {
+      next();
+      return;
+    }
     writeError(
       request,
       response,

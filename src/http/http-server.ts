@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { writeError, writeRawError } from '../errors/error-response';
-import { logRequest } from '../logging/logging';
+import { answered } from '../logging/logging';
+import { type Metrics, UNMATCHED_ROUTE } from '../metrics/metrics';
 import type { Connections } from './connections';
 
 /** A client that has not sent its whole header block in this time is cut off. */
@@ -42,7 +43,7 @@ function parserRefusal(error: NodeJS.ErrnoException): ErrorBody {
  * - a request without `Host` reaches the application (which answers it in the contract) instead
  *   of Node's bare 400, and an `Expect` Node does not know reaches it instead of a bare 417.
  */
-export function hardenHttpServer(server: Server, logger: Logger, connections: Connections): void {
+export function hardenHttpServer(server: Server, logger: Logger, metrics: Metrics, connections: Connections): void {
   // A client may send its request and then close its side (FIN): it still wants the answer.
   // Node's default would abort the request in flight and close; this answers it, then closes.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
@@ -90,7 +91,15 @@ export function hardenHttpServer(server: Server, logger: Logger, connections: Co
         error: ErrorCode.MethodNotAllowed,
         message: 'CONNECT is not supported; use POST /plants',
       };
-      logRequest(logger, { requestId, method: request.method, target: request.url, status: 400, error: body.error });
+      answered(logger, metrics, {
+        requestId,
+        method: request.method,
+        target: request.url,
+        route: UNMATCHED_ROUTE,
+        status: 400,
+        error: body.error,
+        client: socket instanceof Socket ? socket.remoteAddress : undefined,
+      });
       writeRawError(socket, body, requestId, { Allow: 'POST' });
     });
   });
@@ -105,10 +114,12 @@ export function hardenHttpServer(server: Server, logger: Logger, connections: Co
       const body = parserRefusal(error);
       // The request never got as far as a method or path; its one log line says why instead.
       const requestId = randomUUID();
-      logRequest(logger, {
+      answered(logger, metrics, {
         requestId,
         method: undefined,
         target: undefined,
+        route: UNMATCHED_ROUTE,
+        client: socket instanceof Socket ? socket.remoteAddress : undefined,
         status: 400,
         error: body.error,
         parserError: error.code ?? 'unknown',

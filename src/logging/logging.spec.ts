@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,5 +48,41 @@ describe('the root logger', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  /** What a logger in `format` writes to a file for one line. */
+  function written(format: 'json' | 'pretty'): string {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    try {
+      const file = join(dir, 'log');
+      const logger = createRootLogger('info', { fd: openSync(file, 'w'), bufferBytes: 1024 * 1024 }, format);
+      logger.info({ context: 'Store', n: 1 }, 'opened');
+      logger.flush();
+      return readFileSync(file, 'utf8');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('writes JSON lines with ISO times and level names, for whatever collects them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    try {
+      const file = join(dir, 'log');
+      const logger = createRootLogger('info', { fd: openSync(file, 'w'), bufferBytes: 1024 * 1024 }, 'json');
+      logger.info({ context: 'Store', n: 1 }, 'opened');
+      await new Promise((resolve) => logger.flush(resolve));
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+        level: 'info',
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        context: 'Store',
+        msg: 'opened',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes one readable line per entry for a person at a terminal', () => {
+    expect(written('pretty')).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Store\] opened \{"n":1\}\n$/);
   });
 });

@@ -1,11 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import pino, { type Logger } from 'pino';
-import type { LogLevel } from '../config/configuration';
-import { failureCodeOf } from '../errors/error-response';
-import { RESPONSE_DEADLINE_MS } from '../http/http-server';
-import { requestIdOf } from '../http/request-id';
+import { isatty } from 'node:tty';
+import pretty from 'pino-pretty';
+import type { LogFormat, LogLevel } from '../config/configuration';
+import type { Metrics } from '../metrics/metrics';
 
 /**
  * Log lines go to stdout off the event loop: pino's own destination (sonic-boom, asynchronous,
@@ -27,11 +26,31 @@ export interface LogDestination {
   bufferBytes: number;
 }
 
-/** The process's one pino logger: request lines and Nest's own logs go through it. */
+/**
+ * The process's one pino logger: request lines and Nest's own logs go through it. JSON lines
+ * with ISO times and level names, for whatever collects them; or, for a person at a terminal
+ * (`format` auto and stdout a TTY, or pretty), one readable line each, by pino-pretty.
+ */
 export function createRootLogger(
   level: LogLevel,
   { fd, bufferBytes }: LogDestination = { fd: 1, bufferBytes: BUFFERED_LOG_BYTES },
+  format: LogFormat = 'auto',
 ): Logger {
+  if (format === 'pretty' || (format === 'auto' && isatty(fd))) {
+    // Synchronous: a terminal is read as it is written, and no line is lost at exit.
+    return pino(
+      { level },
+      pretty({
+        destination: fd,
+        sync: true,
+        colorize: isatty(fd),
+        translateTime: 'SYS:HH:MM:ss.l',
+        singleLine: true,
+        messageFormat: '{if context}[{context}] {end}{msg}',
+        ignore: 'pid,hostname,context',
+      }),
+    );
+  }
   const destination = pino.destination({
     dest: fd,
     sync: false,
@@ -41,7 +60,14 @@ export function createRootLogger(
     // would then exit before it, and lose it.
     minLength: 1,
   });
-  const logger = pino({ level }, destination);
+  const logger = pino(
+    {
+      level,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
   let dropped = 0;
   destination.on('drop', () => {
     if (dropped++ > 0) return;
@@ -99,15 +125,36 @@ export interface RequestLine {
   parserError?: string;
   /** The client closed the connection before the answer reached it: the work was still done. */
   clientClosed?: boolean;
+  /** The name of the token the request was made with (never the token itself), once checked. */
+  tokenName?: string;
+  /** The client's address: the peer's, or what TRUST_PROXY lets X-Forwarded-For say. */
+  client?: string;
+}
+
+/**
+ * Every answer on the public port passes here exactly once, whatever wrote it: its log line and
+ * its count in the metrics.
+ */
+export function answered(logger: Logger, metrics: Metrics, line: RequestLine & { route: string }): void {
+  logRequest(logger, line);
+  metrics.answered({
+    method: line.method,
+    route: line.route,
+    status: line.status,
+    error: line.error,
+    seconds: (line.durationMs ?? 0) / 1000,
+  });
 }
 
 /** The one request log line, for requests that reached Express and those that never did. */
-export function logRequest(logger: Logger, line: RequestLine): void {
+function logRequest(logger: Logger, line: RequestLine): void {
   if (!logger.isLevelEnabled('info')) return;
   logger.info(
     {
       requestId: line.requestId,
       req: { method: line.method, path: loggedPath(line.target) },
+      ...(line.client === undefined ? {} : { client: line.client }),
+      ...(line.tokenName === undefined ? {} : { token: line.tokenName }),
       res: { status: line.status },
       ...(line.error === undefined ? {} : { error: line.error }),
       ...(line.parserError === undefined ? {} : { parserError: line.parserError }),
@@ -116,62 +163,6 @@ export function logRequest(logger: Logger, line: RequestLine): void {
     },
     line.clientClosed === true ? 'request completed after the client closed the connection' : 'request completed',
   );
-}
-
-/**
- * Gives every response its X-Request-Id and writes one JSON line per request: request id,
- * method, path, status, the contract error code of a failure, and duration. Headers and bodies
- * are never logged, so neither is a token. (pino-http does this too, but builds three child
- * loggers per request; one line is all we need, and it is a hot path.)
- *
- * Every request the application saw gets its line, including one whose client went away first:
- * its handler runs on (a create still commits), so the line is written when the handler answers,
- * with its status and `clientClosed`, and a committed write is always in the log.
- */
-export function requestLogger(logger: Logger) {
-  return (request: IncomingMessage, response: ServerResponse, next: () => void): void => {
-    const started = process.hrtime.bigint();
-    const requestId = requestIdOf(request);
-    response.setHeader('X-Request-Id', requestId);
-    const log = (clientClosed: boolean): void =>
-      logRequest(logger, {
-        requestId,
-        method: request.method,
-        target: request.url,
-        status: response.statusCode,
-        error: failureCodeOf(response),
-        durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
-        clientClosed,
-      });
-    response.once('close', () => {
-      if (response.writableFinished) log(false);
-      else if (response.writableEnded) log(true);
-      else whenAnswered(response, () => log(true));
-    });
-    next();
-  };
-}
-
-/**
- * Calls `then` when the handler of a response whose connection is gone answers it (calls
- * `end`), or after RESPONSE_DEADLINE_MS if it never does. Only ever on this rare path, so the
- * response's own `end` is wrapped rather than every response paying for a hook.
- */
-function whenAnswered(response: ServerResponse, then: () => void): void {
-  let done = false;
-  const once = (): void => {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    then();
-  };
-  const timer = setTimeout(once, RESPONSE_DEADLINE_MS).unref();
-  const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
-  response.end = ((...args: unknown[]) => {
-    const result = end(...args);
-    once();
-    return result;
-  }) as ServerResponse['end'];
 }
 
 /**
@@ -189,9 +180,14 @@ export function nestLogger(logger: Logger): LoggerService {
  */
 const NEST_READY = 'Nest application successfully started';
 
+/** Nest's start-up narration (modules loaded, each route mapped): useful only when debugging. */
+const NEST_CHATTER = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
 class ServiceNestLogger extends NestPinoLogger {
   override log(message: unknown, ...optionalParams: unknown[]): void {
     if (message === NEST_READY) return;
-    super.log(message, ...optionalParams);
+    const context = optionalParams.at(-1);
+    if (typeof context === 'string' && NEST_CHATTER.has(context)) super.debug(message, ...optionalParams);
+    else super.log(message, ...optionalParams);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
+import { Metrics } from '../metrics/metrics';
 import type { NewPlant } from './dto/new-plant.dto';
 import type { Plant } from './dto/plant.dto';
 import type { PlantEntity } from './plant.entity';
@@ -14,7 +15,10 @@ export function toPlant(plant: Pick<PlantEntity, 'name' | 'tag'>): Plant {
 /** The contract of a create: the duplicate rule and the answer's shape. The store does the rest. */
 @Injectable()
 export class PlantsService {
-  constructor(private readonly store: PlantStore) {}
+  constructor(
+    private readonly store: PlantStore,
+    private readonly metrics: Metrics,
+  ) {}
 
   /**
    * A create whose id is taken is a safe retry when the stored plant is the same (200 again),
@@ -23,7 +27,9 @@ export class PlantsService {
    */
   async create(plant: NewPlant): Promise<Plant> {
     const row: PlantEntity = { id: plant.id.toString(), name: plant.name, tag: plant.tag ?? null };
-    if ((await this.store.create(row)) === 'conflict') {
+    const outcome = await this.store.create(row);
+    this.metrics.created(outcome);
+    if (outcome === 'conflict') {
       throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
     }
     return toPlant(row);

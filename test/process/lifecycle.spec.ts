@@ -56,7 +56,7 @@ describeOnSqlite('the server process', () => {
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    'on %s finishes the create in flight, refuses new connections, closes the store and exits 0',
+    'on %s finishes the create in flight, refuses new requests with 503 meanwhile, closes the store and exits 0',
     async (signal) => {
       const token = await createToken(databaseUrl, `shutdown-${signal}`);
       const server = await startServer({ DATABASE_URL: databaseUrl });
@@ -77,11 +77,14 @@ describeOnSqlite('the server process', () => {
       server.child.kill(signal);
       await new Promise((resolve) => setTimeout(resolve, 300));
 
-      const refused = await fetch(`${server.url}/health`).then(
-        () => 'answered',
-        () => 'refused',
-      );
-      expect(refused).toBe('refused');
+      // The port stays open while the create is in flight, but serves nothing new.
+      const late = await fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: `{"id": ${id + 10}, "name": "too late"}`,
+      });
+      expect(late.headers.get('connection')).toBe('close');
+      expect(await late.json()).toEqual({ error: 503, message: 'The server is shutting down; try again' });
 
       socket.end(body.subarray(10));
       await closed;
@@ -92,6 +95,7 @@ describeOnSqlite('the server process', () => {
       const db = new Database(dbPath, { readonly: true });
       try {
         expect(db.prepare('SELECT name FROM plant WHERE id = ?').get(id)).toEqual({ name: 'in flight' });
+        expect(db.prepare('SELECT name FROM plant WHERE id = ?').get(id + 10)).toBeUndefined();
       } finally {
         db.close();
       }

@@ -70,7 +70,8 @@ export function startServer(
     }, timeoutMs);
     out.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      const match = /"port":(\d+)/.exec(stdout);
+      // The public port: a metrics listener says its own port first.
+      const match = /"port":(\d+),"msg":"Plant Store listening/.exec(stdout);
       if (match) {
         clearTimeout(timer);
         const port = Number(match[1]);

@@ -1,0 +1,86 @@
+import type { ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import type { Logger } from 'pino';
+import type { AuthenticatedClient } from '../auth/bearer.strategy';
+import { failureCodeOf } from '../errors/error-response';
+import { answered } from '../logging/logging';
+import { type Metrics, UNMATCHED_ROUTE } from '../metrics/metrics';
+import { DOCS_PATH } from '../openapi/openapi';
+import { RESPONSE_DEADLINE_MS } from './http-server';
+import { requestIdOf } from './request-id';
+
+const DOCS = `/${DOCS_PATH}`;
+
+/**
+ * The route template a request matched, for the metrics: Nest's routes have no parameters, and
+ * Swagger UI's files are one route. Anything else is `unmatched`, never its raw path.
+ */
+function routeOf(request: Request): string {
+  const route = (request.route as { path?: unknown } | undefined)?.path;
+  if (typeof route === 'string') return route;
+  const path = request.path;
+  return path === DOCS || path.startsWith(`${DOCS}/`) || path === `${DOCS}-json` || path === `${DOCS}-yaml`
+    ? DOCS
+    : UNMATCHED_ROUTE;
+}
+
+/**
+ * Gives every response its X-Request-Id, writes one JSON line per request (request id, method,
+ * path, client address, token name, status, the contract error code of a failure, duration) and
+ * counts it in the metrics. Headers and bodies are never logged, so neither is a token. (pino-http does this too, but builds three child
+ * loggers per request; one line is all we need, and it is a hot path.)
+ *
+ * Every request the application saw gets its line, including one whose client went away first:
+ * its handler runs on (a create still commits), so the line is written when the handler answers,
+ * with its status and `clientClosed`, and a committed write is always in the log.
+ */
+export function requestLogger(logger: Logger, metrics: Metrics) {
+  return (request: Request, response: ServerResponse, next: () => void): void => {
+    const started = process.hrtime.bigint();
+    const requestId = requestIdOf(request);
+    response.setHeader('X-Request-Id', requestId);
+    const log = (clientClosed: boolean): void => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      answered(logger, metrics, {
+        requestId,
+        method: request.method,
+        target: request.url,
+        route: routeOf(request),
+        status: response.statusCode,
+        error: failureCodeOf(response),
+        durationMs: Math.round(seconds * 1e5) / 100,
+        clientClosed,
+        tokenName: (request.user as AuthenticatedClient | undefined)?.tokenName,
+        client: request.ip,
+      });
+    };
+    response.once('close', () => {
+      if (response.writableFinished) log(false);
+      else if (response.writableEnded) log(true);
+      else whenAnswered(response, () => log(true));
+    });
+    next();
+  };
+}
+
+/**
+ * Calls `then` when the handler of a response whose connection is gone answers it (calls
+ * `end`), or after RESPONSE_DEADLINE_MS if it never does. Only ever on this rare path, so the
+ * response's own `end` is wrapped rather than every response paying for a hook.
+ */
+function whenAnswered(response: ServerResponse, then: () => void): void {
+  let done = false;
+  const once = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    then();
+  };
+  const timer = setTimeout(once, RESPONSE_DEADLINE_MS).unref();
+  const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
+  response.end = ((...args: unknown[]) => {
+    const result = end(...args);
+    once();
+    return result;
+  }) as ServerResponse['end'];
+}

@@ -1,0 +1,137 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from '@prometheus-io/client';
+import type { Outcome } from '../plants/create-outcome';
+
+/** The OpenTelemetry HTTP semantic conventions' buckets for `http.server.request.duration`. */
+export const HTTP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/** Store commits take from well under a millisecond (SQLite, one row) to a stalled disk. */
+const COMMIT_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/** The route label of answers that matched no route: never their raw path, whose values are unbounded. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** One answer on the public port, as the metrics see it. */
+export interface AnsweredRequest {
+  /** `_OTHER` when absent (bytes that never became a request). */
+  method: string | undefined;
+  /** The route template, or `unmatched`: never the raw path, whose values are unbounded. */
+  route: string;
+  status: number;
+  /** The contract code of a failure; undefined on success. */
+  error: number | undefined;
+  seconds: number;
+}
+
+/**
+ * What the service counts, in Prometheus' terms, through the maintained client
+ * (@prometheus-io/client). One instance per process, made once from the configuration: with
+ * METRICS_PORT unset it holds no registry and counts nothing, so metrics off cost nothing.
+ * With WORKERS > 1 each worker counts its own and the primary's ClusterRegistry sums them on
+ * each scrape (see `metrics-server.ts`).
+ */
+export class Metrics {
+  readonly registry: Registry | undefined;
+  private readonly requests?: Histogram<
+    'http_request_method' | 'http_route' | 'http_response_status_code' | 'error_code'
+  >;
+  private readonly creates?: Counter<'outcome'>;
+  private readonly commitDuration?: Histogram;
+  private readonly batchSize?: Histogram;
+  private readonly storeUp?: Gauge;
+  private readonly tokenLookups?: Counter<'result'>;
+  private readonly rateLimited?: Counter;
+
+  /** Metrics that count nothing: METRICS_PORT is unset. */
+  static off(): Metrics {
+    return new Metrics(undefined);
+  }
+
+  /** Metrics in a registry of this process's own, with the runtime's default metrics. */
+  static on(): Metrics {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    return new Metrics(registry);
+  }
+
+  private constructor(registry: Registry | undefined) {
+    this.registry = registry;
+    if (registry === undefined) return;
+    const registers = [registry];
+    this.requests = new Histogram({
+      name: 'http_server_request_duration_seconds',
+      help: 'Duration of HTTP server requests on the public port, by method, route, status and contract error code',
+      labelNames: ['http_request_method', 'http_route', 'http_response_status_code', 'error_code'],
+      buckets: HTTP_DURATION_BUCKETS,
+      registers,
+    });
+    this.creates = new Counter({
+      name: 'plant_store_creates_total',
+      help: 'Creates answered 200 or 409, by outcome: created, replayed (the same plant again) or conflict',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.commitDuration = new Histogram({
+      name: 'plant_store_commit_duration_seconds',
+      help: 'Duration of each store commit (one per batch of creates)',
+      buckets: COMMIT_DURATION_BUCKETS,
+      registers,
+    });
+    this.batchSize = new Histogram({
+      name: 'plant_store_commit_batch_size',
+      help: 'Creates written by each store commit',
+      buckets: BATCH_SIZE_BUCKETS,
+      registers,
+    });
+    this.storeUp = new Gauge({
+      name: 'plant_store_store_up',
+      help: '1 while the store answers, 0 during a store outage (in any worker)',
+      aggregator: 'min',
+      registers,
+    });
+    this.storeUp.set(1);
+    this.tokenLookups = new Counter({
+      name: 'plant_store_token_lookups_total',
+      help: 'Bearer tokens looked up in the store, by result: valid, invalid (unknown or revoked) or unavailable',
+      labelNames: ['result'],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'plant_store_rate_limited_total',
+      help: 'Requests refused with code 429 (RATE_LIMIT)',
+      registers,
+    });
+  }
+
+  answered(answer: AnsweredRequest): void {
+    this.requests
+      ?.labels(
+        answer.method ?? '_OTHER',
+        answer.route,
+        String(answer.status),
+        answer.error === undefined ? '' : String(answer.error),
+      )
+      .observe(answer.seconds);
+  }
+
+  created(outcome: Outcome): void {
+    this.creates?.labels(outcome).inc();
+  }
+
+  committed(batchSize: number, seconds: number): void {
+    this.batchSize?.observe(batchSize);
+    this.commitDuration?.observe(seconds);
+  }
+
+  storeAvailable(up: boolean): void {
+    this.storeUp?.set(up ? 1 : 0);
+  }
+
+  tokenLookedUp(result: 'valid' | 'invalid' | 'unavailable'): void {
+    this.tokenLookups?.labels(result).inc();
+  }
+
+  rateLimitRefused(): void {
+    this.rateLimited?.inc();
+  }
+}

@@ -1,0 +1,160 @@
+import { jest } from '@jest/globals';
+import { connect } from 'node:net';
+import { freshDatabase, type TestDatabase } from '../support/databases';
+import { rawRequest, replyBody } from '../support/raw-http';
+import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
+
+jest.setTimeout(60_000);
+
+/** The metrics listener's port, from the line that says where it listens. */
+function metricsPort(server: ServerProcess): number {
+  return Number(/"context":"Metrics","port":(\d+)/.exec(server.output())![1]);
+}
+
+async function scrape(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return response.text();
+}
+
+/** The value of one sample line (`name{labels} value`), or undefined when there is none. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+function create(port: number, token: string | undefined, id: number, name: string): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/plants`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ id, name }),
+  });
+}
+
+describe('metrics, probes and who is in the log', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('counts every answer of two workers in one scrape, apart from the public port', async () => {
+    const server = await startServer({ DATABASE_URL: database.url, WORKERS: '2', METRICS_PORT: '0' });
+    try {
+      const token = await createToken(database.url, 'observer');
+      const port = metricsPort(server);
+      for (let id = 1; id <= 10; id++) expect((await create(server.port, token, id, 'new')).status).toBe(200);
+      for (let id = 1; id <= 5; id++) expect((await create(server.port, token, id, 'new')).status).toBe(200);
+      for (let id = 6; id <= 10; id++) expect((await create(server.port, token, id, 'other')).status).toBe(400);
+      for (let id = 11; id <= 15; id++) expect((await create(server.port, undefined, id, 'new')).status).toBe(400);
+      // A parser refusal, answered below the framework, is counted too.
+      const refusal = await rawRequest(server.port, 'GARBAGE\r\n\r\n');
+      expect(replyBody(refusal)).toEqual({ error: 400, message: expect.any(String) });
+
+      const text = await scrape(port);
+      expect(sample(text, 'plant_store_creates_total{outcome="created"}')).toBe(10);
+      expect(sample(text, 'plant_store_creates_total{outcome="replayed"}')).toBe(5);
+      expect(sample(text, 'plant_store_creates_total{outcome="conflict"}')).toBe(5);
+      const requests = (status: number, error: string, route = '/plants', method = 'POST') =>
+        sample(
+          text,
+          `http_server_request_duration_seconds_count{http_request_method="${method}",http_route="${route}",` +
+            `http_response_status_code="${status}",error_code="${error}"}`,
+        );
+      expect(requests(200, '')).toBe(15);
+      expect(requests(400, '409')).toBe(5);
+      expect(requests(400, '401')).toBe(5);
+      expect(requests(400, '400', 'unmatched', '_OTHER')).toBe(1);
+      expect(sample(text, 'plant_store_token_lookups_total{result="valid"}')).toBe(20);
+      expect(sample(text, 'plant_store_store_up')).toBe(1);
+      expect(sample(text, 'plant_store_commit_batch_size_sum')).toBe(20); // 10 inserted, 10 looked at again
+      expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+      expect(text).toMatch(/^nodejs_heap_size_used_bytes /m);
+
+      // Not on the public port, and never a raw path as a label.
+      const publicMetrics = await fetch(`${server.url}/metrics`);
+      expect(publicMetrics.status).toBe(400);
+      expect(await publicMetrics.json()).toEqual({ error: 404, message: expect.any(String) });
+      expect(await scrape(port)).not.toMatch(/http_route="\/metrics"/);
+
+      expect((await fetch(`${server.url}/health/live`)).status).toBe(200);
+      expect((await fetch(`${server.url}/health/ready`)).status).toBe(200);
+
+      // Each request line says who: the client's address and the token's name, never the token.
+      const lines = server
+        .output()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const created = lines.find((line) => line.msg === 'request completed' && line.token === 'observer');
+      expect(created).toMatchObject({ client: '127.0.0.1', level: 'info', time: expect.stringMatching(/^\d{4}-/) });
+      expect(server.output()).not.toContain(token);
+      // The start names the store and says what was migrated; the framework's narration is debug.
+      expect(lines.some((line) => /^opened the PostgreSQL at |^opened the SQLite file /.test(line.msg as string))).toBe(
+        true,
+      );
+      expect(lines.some((line) => line.context === 'RouterExplorer')).toBe(false);
+    } finally {
+      await stopServer(server);
+    }
+  });
+
+  it.each([
+    ['', '127.0.0.1'],
+    ['loopback', '203.0.113.7'],
+  ])('logs the client X-Forwarded-For names only when TRUST_PROXY="%s" trusts the proxy', async (trust, client) => {
+    const server = await startServer({ DATABASE_URL: database.url, TRUST_PROXY: trust });
+    try {
+      const response = await fetch(`${server.url}/health/live`, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+      expect(response.status).toBe(200);
+      const requestId = response.headers.get('x-request-id');
+      while (!server.output().includes(requestId!)) await new Promise((resolve) => setTimeout(resolve, 20));
+      const line = server
+        .output()
+        .split('\n')
+        .find((candidate) => candidate.includes(requestId!));
+      expect(JSON.parse(line!)).toMatchObject({ client, req: { path: '/health/live' } });
+    } finally {
+      await stopServer(server);
+    }
+  });
+
+  it('answers readiness 503 and liveness 200 while a slow request drains, then exits 0', async () => {
+    const server = await startServer({ DATABASE_URL: database.url });
+    try {
+      const token = await createToken(database.url, 'drained');
+      // A create whose body is still on its way: in flight until the rest is sent.
+      const body = JSON.stringify({ id: 100, name: 'slow' });
+      const slow = connect(server.port, '127.0.0.1');
+      let answer = '';
+      slow.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      slow.write(
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      server.child.kill('SIGTERM');
+      while (!server.output().includes('SIGTERM: finishing requests')) await new Promise((r) => setTimeout(r, 20));
+
+      const ready = await fetch(`${server.url}/health/ready`);
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('connection')).toBe('close');
+      expect((await fetch(`${server.url}/health/live`)).status).toBe(200);
+      const refused = await create(server.port, token, 101, 'late');
+      expect(await refused.json()).toEqual({ error: 503, message: expect.any(String) });
+
+      slow.write(body.slice(5));
+      expect(await server.exited).toBe(0);
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      slow.destroy();
+    } finally {
+      await stopServer(server);
+    }
+  });
+});
