@@ -6,6 +6,8 @@
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
  *                 token (WORKERS as given)
  *   sqlite-metrics  the same with METRICS_PORT set: what counting every answer costs
+ *   sqlite-tracing  the same with OTEL_EXPORTER_OTLP_ENDPOINT set, sending its spans to a
+ *                 receiver in this process that reads and drops them
  *   postgres      the same on a fresh PostgreSQL database (skipped when none answers)
  *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
  *                 pgbouncer is not installed)
@@ -30,6 +32,8 @@
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,6 +53,7 @@ const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 const ALL_TARGETS = [
   'sqlite',
   'sqlite-metrics',
+  'sqlite-tracing',
   'postgres',
   'postgres-pgbouncer',
   'express-echo',
@@ -62,6 +67,7 @@ type Store = 'sqlite' | 'postgres' | 'none';
 const STORE: Record<TargetName, Store> = {
   sqlite: 'sqlite',
   'sqlite-metrics': 'sqlite',
+  'sqlite-tracing': 'sqlite',
   postgres: 'postgres',
   'postgres-pgbouncer': 'postgres',
   'express-echo': 'none',
@@ -99,7 +105,7 @@ const LOAD: 'wrk' | 'autocannon' =
   process.env.BENCH_LOAD === 'autocannon' || (process.env.BENCH_LOAD !== 'wrk' && !hasWrk()) ? 'autocannon' : 'wrk';
 
 function isService(target: TargetName): boolean {
-  return target === 'sqlite' || target === 'sqlite-metrics' || target === 'postgres' || target === 'postgres-pgbouncer';
+  return ['sqlite', 'sqlite-metrics', 'sqlite-tracing', 'postgres', 'postgres-pgbouncer'].includes(target);
 }
 
 /**
@@ -119,6 +125,7 @@ function commandFor(target: TargetName): string[] {
   switch (target) {
     case 'sqlite':
     case 'sqlite-metrics':
+    case 'sqlite-tracing':
     case 'postgres':
     case 'postgres-pgbouncer':
       return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
@@ -320,6 +327,22 @@ async function freshStore(
   return { url, token: out.trimEnd().split('\n').at(-1)!, drop };
 }
 
+/** An OTLP/HTTP receiver that reads every span batch and drops it; its URL. Started once. */
+let receiver: Promise<string> | undefined;
+function spanReceiver(): Promise<string> {
+  receiver ??= new Promise((resolve) => {
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+    });
+    server.listen(0, '127.0.0.1', () => {
+      server.unref();
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    });
+  });
+  return receiver;
+}
+
 async function measure(target: TargetName, script: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
   // postgres-pgbouncer: the service reaches a fresh database through PgBouncer in transaction mode.
@@ -332,6 +355,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
     DATABASE_URL: store.url,
     WORKERS,
     ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
+    ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
   });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
@@ -439,6 +463,7 @@ async function main(): Promise<void> {
   const ratios = {
     'sqlite / express-echo': ratio(summary.sqlite, summary['express-echo']),
     'sqlite-metrics / sqlite': ratio(summary['sqlite-metrics'], summary.sqlite),
+    'sqlite-tracing / sqlite': ratio(summary['sqlite-tracing'], summary.sqlite),
     'sqlite / node-sqlite': ratio(summary.sqlite, summary['node-sqlite']),
     'sqlite / nest-sqlite': ratio(summary.sqlite, summary['nest-sqlite']),
     'nest-sqlite / express-echo': ratio(summary['nest-sqlite'], summary['express-echo']),

@@ -25,6 +25,11 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 /** Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot. */
 export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   const connections = new Connections();
+  // Before the app, so that its first request is traced; the SDK is loaded only when asked for.
+  const stopTracing =
+    config.tracing === undefined
+      ? undefined
+      : (await import('./tracing/tracing-sdk.js')).startTracing(config.tracing.endpoint, config.tracing.serviceName);
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
     app = await createApp(config, logger, connections);
@@ -48,7 +53,14 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
     return;
   }
 
-  const shutdown = gracefulShutdown(server, connections, () => app.close(), logger);
+  // The spans still batched are exported once the store is closed, before the process exits.
+  const closeApp = async (): Promise<void> => {
+    await app.close();
+    await stopTracing?.().catch((error: unknown) =>
+      logger.warn({ context: 'Tracing', err: error }, 'could not export the last spans'),
+    );
+  };
+  const shutdown = gracefulShutdown(server, connections, closeApp, logger);
   for (const signal of SIGNALS) process.on(signal, shutdown);
 
   let address: AddressInfo;

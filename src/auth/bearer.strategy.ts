@@ -3,6 +3,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { Metrics } from '../metrics/metrics';
+import { traced } from '../tracing/tracing';
 import { hashToken, TOKEN_PATTERN } from './token-secret';
 import { TokenStore } from './token-store';
 
@@ -35,7 +36,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     }
     let record: Awaited<ReturnType<TokenStore['findByHash']>>;
     try {
-      record = await this.tokens.findByHash(hashToken(token));
+      record = await traced('token lookup', () => this.tokens.findByHash(hashToken(token)));
     } catch (error) {
       this.metrics.tokenLookedUp('unavailable');
       throw error;

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       METRICS_PORT: '9464',
       METRICS_HOST: '0.0.0.0',
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     });
     expect(config).toEqual({
       port: 8080,
@@ -41,6 +42,7 @@ describe('loadConfig', () => {
       rateLimit: 60,
       metrics: { port: 9464, host: '0.0.0.0' },
       trustProxy: 'loopback, 10.0.0.0/8',
+      tracing: { endpoint: 'http://collector:4318', serviceName: 'plant-store' },
     });
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
@@ -65,6 +67,7 @@ describe('loadConfig', () => {
     [{ METRICS_PORT: 'prometheus' }, 'METRICS_PORT'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
     [{ TRUST_PROXY: 'everyone' }, 'TRUST_PROXY'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -34,6 +34,8 @@ export interface AppConfig {
    * of proxy hops, or addresses and subnets; false means none (the peer's address is the client's).
    */
   readonly trustProxy: number | string | false;
+  /** Where OpenTelemetry spans go (OTLP/HTTP) and under which service name; undefined: no tracing. */
+  readonly tracing: { readonly endpoint: string; readonly serviceName: string } | undefined;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -59,6 +61,8 @@ export const DEFAULTS = {
   METRICS_PORT: '',
   METRICS_HOST: '127.0.0.1',
   TRUST_PROXY: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_SERVICE_NAME: 'plant-store',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -80,6 +84,23 @@ function parsePort(raw: string, variable = 'PORT'): number {
 
 function parseMetrics(port: string, host: string): AppConfig['metrics'] {
   return port === '' ? undefined : { port: parsePort(port, 'METRICS_PORT'), host };
+}
+
+function parseTracing(endpoint: string, serviceName: string): AppConfig['tracing'] {
+  if (endpoint === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    url = new URL('invalid:');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      `must be the http(s) URL of an OTLP/HTTP receiver such as http://localhost:4318, got "${endpoint}"`,
+    );
+  }
+  return { endpoint, serviceName };
 }
 
 function parseTrustProxy(raw: string): AppConfig['trustProxy'] {
@@ -198,5 +219,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimit: parseRateLimit(read(env, 'RATE_LIMIT')),
     metrics: parseMetrics(read(env, 'METRICS_PORT'), read(env, 'METRICS_HOST')),
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
+    tracing: parseTracing(read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'), read(env, 'OTEL_SERVICE_NAME')),
   };
 }

@@ -1,8 +1,12 @@
+import type { SpanContext } from '@opentelemetry/api';
+import { currentSpanContext, tracedBatch } from '../tracing/tracing';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from './store-unavailable.error';
 
 interface Waiter<T, R> {
   item: T;
+  /** The span of the request it belongs to, when tracing is on: its commit's span links to it. */
+  span: SpanContext | undefined;
   /** Past this, an item still waiting (for a busy store) is answered unavailable. */
   deadline: number;
   resolve(result: R): void;
@@ -57,7 +61,7 @@ export class GroupCommit<T, R> {
   enqueue(item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       const deadline = Date.now() + (this.options.busy?.maxWaitMs ?? 0);
-      this.queue.push({ item, deadline, resolve, reject });
+      this.queue.push({ item, deadline, span: currentSpanContext(), resolve, reject });
       this.schedule(0);
     });
   }
@@ -91,7 +95,11 @@ export class GroupCommit<T, R> {
     let results: readonly R[];
     const started = process.hrtime.bigint();
     try {
-      results = await this.options.write(batch.map((waiter) => waiter.item));
+      results = await tracedBatch(
+        'store commit',
+        batch.map((waiter) => waiter.span),
+        async () => this.options.write(batch.map((waiter) => waiter.item)),
+      );
     } catch (error) {
       const busy = this.options.busy;
       if (busy?.isBusy(error)) {

@@ -7,6 +7,7 @@ import { answered } from '../logging/logging';
 import { type Metrics, UNMATCHED_ROUTE } from '../metrics/metrics';
 import { DOCS_PATH } from '../openapi/openapi';
 import { RESPONSE_DEADLINE_MS } from './http-server';
+import { endRequestSpan, startRequestSpan, traceIdOf, withSpan } from '../tracing/tracing';
 import { requestIdOf } from './request-id';
 
 const DOCS = `/${DOCS_PATH}`;
@@ -26,8 +27,9 @@ function routeOf(request: Request): string {
 
 /**
  * Gives every response its X-Request-Id, writes one JSON line per request (request id, method,
- * path, client address, token name, status, the contract error code of a failure, duration) and
- * counts it in the metrics. Headers and bodies are never logged, so neither is a token. (pino-http does this too, but builds three child
+ * path, client address, token name, status, the contract error code of a failure, duration, and
+ * the trace id when tracing is on), counts it in the metrics and, with tracing on, makes its span
+ * the current one for everything the request does. Headers and bodies are never logged, so neither is a token. (pino-http does this too, but builds three child
  * loggers per request; one line is all we need, and it is a hot path.)
  *
  * Every request the application saw gets its line, including one whose client went away first:
@@ -39,9 +41,10 @@ export function requestLogger(logger: Logger, metrics: Metrics) {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
+    const span = startRequestSpan(request.method);
     const log = (clientClosed: boolean): void => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      answered(logger, metrics, {
+      const line = {
         requestId,
         method: request.method,
         target: request.url,
@@ -52,14 +55,17 @@ export function requestLogger(logger: Logger, metrics: Metrics) {
         clientClosed,
         tokenName: (request.user as AuthenticatedClient | undefined)?.tokenName,
         client: request.ip,
-      });
+        traceId: traceIdOf(span),
+      };
+      endRequestSpan(span, line);
+      answered(logger, metrics, line);
     };
     response.once('close', () => {
       if (response.writableFinished) log(false);
       else if (response.writableEnded) log(true);
       else whenAnswered(response, () => log(true));
     });
-    next();
+    withSpan(span, next);
   };
 }
 

@@ -129,6 +129,8 @@ export interface RequestLine {
   tokenName?: string;
   /** The client's address: the peer's, or what TRUST_PROXY lets X-Forwarded-For say. */
   client?: string;
+  /** The OpenTelemetry trace of the request, when tracing is on. */
+  traceId?: string;
 }
 
 /**
@@ -155,6 +157,7 @@ function logRequest(logger: Logger, line: RequestLine): void {
       req: { method: line.method, path: loggedPath(line.target) },
       ...(line.client === undefined ? {} : { client: line.client }),
       ...(line.tokenName === undefined ? {} : { token: line.tokenName }),
+      ...(line.traceId === undefined ? {} : { traceId: line.traceId }),
       res: { status: line.status },
       ...(line.error === undefined ? {} : { error: line.error }),
       ...(line.parserError === undefined ? {} : { parserError: line.parserError }),

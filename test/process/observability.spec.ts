@@ -1,4 +1,6 @@
 import { jest } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { rawRequest, replyBody } from '../support/raw-http';
@@ -155,6 +157,72 @@ describe('metrics, probes and who is in the log', () => {
       slow.destroy();
     } finally {
       await stopServer(server);
+    }
+  });
+
+  interface OtlpSpan {
+    name: string;
+    kind: number;
+    traceId: string;
+    spanId: string;
+    parentSpanId?: string;
+    links?: { traceId: string; spanId: string }[];
+    attributes: { key: string; value: Record<string, unknown> }[];
+  }
+
+  it('sends a span per request, create, token look-up and store commit over OTLP/HTTP, and logs the trace id', async () => {
+    // The receiver: OTLP/HTTP with JSON bodies, as the exporter sends them.
+    const spans: OtlpSpan[] = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        if (request.url === '/v1/traces') {
+          const payload = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
+          for (const resource of payload.resourceSpans)
+            for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+        }
+        response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const server = await startServer({ DATABASE_URL: database.url, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    try {
+      const token = await createToken(database.url, 'traced');
+      expect((await create(server.port, token, 500, 'traced')).status).toBe(200);
+      server.child.kill('SIGTERM'); // its shutdown exports what is still batched
+      expect(await server.exited).toBe(0);
+
+      const named = (name: string) => spans.filter((span) => span.name === name);
+      const [requestSpan] = named('POST /plants');
+      expect(requestSpan).toBeDefined();
+      expect(requestSpan.kind).toBe(2); // SERVER
+      expect(requestSpan.attributes).toEqual(
+        expect.arrayContaining([
+          { key: 'http.route', value: { stringValue: '/plants' } },
+          { key: 'http.response.status_code', value: { intValue: 200 } },
+        ]),
+      );
+      const [lookup] = named('token lookup');
+      const [createSpan] = named('create plant');
+      for (const child of [lookup, createSpan]) {
+        expect(child).toMatchObject({ traceId: requestSpan.traceId, parentSpanId: requestSpan.spanId });
+      }
+      const commits = named('store commit').filter((commit) =>
+        commit.links?.some((link) => link.spanId === createSpan.spanId && link.traceId === requestSpan.traceId),
+      );
+      expect(commits).toHaveLength(1);
+
+      const line = server
+        .output()
+        .split('\n')
+        .filter((text) => text.includes('"path":"/plants"'))
+        .map((text) => JSON.parse(text) as Record<string, unknown>)[0];
+      expect(line.traceId).toBe(requestSpan.traceId);
+    } finally {
+      await stopServer(server);
+      await new Promise((resolve) => receiver.close(resolve));
     }
   });
 });

@@ -1,0 +1,91 @@
+import { context, type Link, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+
+/**
+ * OpenTelemetry spans, through the API package: off by default, when every helper here costs a
+ * boolean test. `startTracing` (`tracing-sdk.ts`, loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is
+ * set) registers the SDK and turns them on, once, before the application is built.
+ */
+let enabled = false;
+const tracer = trace.getTracer('plant-store');
+
+export function enableTracing(): void {
+  enabled = true;
+}
+
+export function tracingEnabled(): boolean {
+  return enabled;
+}
+
+/** The span of one request on the public port; undefined when tracing is off. */
+export function startRequestSpan(method: string | undefined): Span | undefined {
+  if (!enabled) return undefined;
+  return tracer.startSpan(method ?? 'HTTP', {
+    kind: SpanKind.SERVER,
+    attributes: method === undefined ? {} : { 'http.request.method': method },
+  });
+}
+
+/** Runs `next` (the rest of the request's handling) with `span` as the current span. */
+export function withSpan<T>(span: Span | undefined, next: () => T): T {
+  return span === undefined ? next() : context.with(trace.setSpan(context.active(), span), next);
+}
+
+/** Ends a request span with what was answered, named by its route as the conventions ask. */
+export function endRequestSpan(
+  span: Span | undefined,
+  answer: { method: string | undefined; route: string; status: number; error: number | undefined },
+): void {
+  if (span === undefined) return;
+  span.updateName(`${answer.method ?? 'HTTP'} ${answer.route}`);
+  span.setAttributes({
+    'http.route': answer.route,
+    'http.response.status_code': answer.status,
+    ...(answer.error === undefined ? {} : { 'plant_store.error_code': answer.error }),
+  });
+  // Only the server's own failures are span errors; a client's mistake is not (the conventions).
+  if (answer.error !== undefined && answer.error >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/** `work` inside a span named `name`, a child of the current one; just `work` when tracing is off. */
+export function traced<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (!enabled) return work();
+  return tracer.startActiveSpan(name, (span) => endAfter(span, work));
+}
+
+/** `work`, then `span` ended, marked as an error if `work` failed. */
+async function endAfter<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The current span's context, to link to later (a create's, from its batch's commit). */
+export function currentSpanContext(): SpanContext | undefined {
+  return enabled ? trace.getActiveSpan()?.spanContext() : undefined;
+}
+
+/** The current trace's id, for the log line; undefined when tracing is off. */
+export function traceIdOf(span: Span | undefined): string | undefined {
+  return span?.spanContext().traceId;
+}
+
+/**
+ * `work` inside one span for a whole batch (a store commit), linked to the span of each item in
+ * it: a commit serves many requests, so it is the child of none.
+ */
+export function tracedBatch<T>(
+  name: string,
+  items: readonly (SpanContext | undefined)[],
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!enabled) return work();
+  const links: Link[] = items.flatMap((item) => (item === undefined ? [] : [{ context: item }]));
+  const span = tracer.startSpan(name, { links, root: true, attributes: { 'plant_store.batch_size': items.length } });
+  return context.with(trace.setSpan(context.active(), span), () => endAfter(span, work));
+}
