@@ -4,6 +4,7 @@ import request from 'supertest';
 import { ERROR_CODES, ErrorCode } from '../src/errors/error-codes';
 import { PlantsService } from '../src/plants/plants.service';
 import { rawRequest, replyBody } from './support/raw-http';
+import { Metrics } from '../src/metrics/metrics';
 import { startTestApp, type TestApp } from './support/app';
 
 /**
@@ -264,7 +265,7 @@ describe('429', () => {
   answers(ErrorCode.TooManyRequests)(
     '429: answers a token over RATE_LIMIT, with Retry-After, and counts per token, after the token check',
     async () => {
-      const limited = await startTestApp({ RATE_LIMIT: '3' });
+      const limited = await startTestApp({ RATE_LIMIT: '3', METRICS_PORT: '0' });
       try {
         const create = (token: string, id: number) =>
           request(limited.server).post('/plants').set('Authorization', `Bearer ${token}`).send({ id, name: 'rate' });
@@ -275,6 +276,7 @@ describe('429', () => {
         expect(refused.body.message).toContain('RATE_LIMIT');
         expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         expect(await limited.storedPlant('4')).toBeUndefined();
+        expect(await limited.app.get(Metrics).registry!.metrics()).toMatch(/^plant_store_rate_limited_total 1$/m);
         const other = await limited.tokens.create('rate-other');
         expect((await create(other, 5)).status).toBe(200);
         // The limit counts tokens: without one the bearer guard answers first, and public

@@ -1,12 +1,13 @@
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
 import { StoreUnavailableError } from '../src/database/store-unavailable.error';
+import { Metrics } from '../src/metrics/metrics';
 import { startTestApp, type TestApp } from './support/app';
 
 describe('GET /health', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ METRICS_PORT: '0' });
   });
   afterAll(async () => {
     await t.close();
@@ -24,17 +25,31 @@ describe('GET /health', () => {
     expect(Object.keys(doc.paths)).toEqual(['/plants']);
   });
 
-  it('answers 503 while a store outage is in progress, though the store still answers a ping', async () => {
+  it('answers 503 while a store outage is in progress, though the store still answers a ping; so do readiness and the metrics', async () => {
     const outage = t.app.get(StoreOutage);
+    const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry!.metrics())?.[1];
+    expect(await storeUp()).toBe('1');
     outage.failed(new StoreUnavailableError('SQLITE_FULL'));
     try {
       const response = await request(t.server).get('/health');
       expect(response.status).toBe(503);
       expect(response.body).toMatchObject({ status: 'error', error: { store: { status: 'down' } } });
+      expect((await request(t.server).get('/health/ready')).status).toBe(503);
+      expect((await request(t.server).get('/health/live')).status).toBe(200);
+      expect(await storeUp()).toBe('0');
     } finally {
       outage.committed(1, 0);
     }
     expect((await request(t.server).get('/health')).status).toBe(200);
+    expect((await request(t.server).get('/health/ready')).status).toBe(200);
+    expect(await storeUp()).toBe('1');
+  });
+
+  it.each(['/health', '/health/live', '/health/ready'])('answers any method but GET on %s with 405', async (path) => {
+    const response = await request(t.server).delete(path);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 405, message: `Method not allowed on ${path}; use GET` });
+    expect(response.headers.allow).toBe('GET');
   });
 
   it('answers a real 503 while the store does not answer', async () => {
