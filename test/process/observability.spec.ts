@@ -127,8 +127,8 @@ describe('metrics, probes and who is in the log', () => {
     }
   });
 
-  it('answers readiness 503 and liveness 200 while a slow request drains, then exits 0', async () => {
-    const server = await startServer({ DATABASE_URL: database.url });
+  it('answers readiness 503 and liveness 200 while a slow request drains, counts the refusals, then exits 0', async () => {
+    const server = await startServer({ DATABASE_URL: database.url, METRICS_PORT: '0' });
     try {
       const token = await createToken(database.url, 'drained');
       // A create whose body is still on its way: in flight until the rest is sent.
@@ -150,6 +150,22 @@ describe('metrics, probes and who is in the log', () => {
       expect((await fetch(`${server.url}/health/live`)).status).toBe(200);
       const refused = await create(server.port, token, 101, 'late');
       expect(await refused.json()).toEqual({ error: 503, message: expect.any(String) });
+      // The metrics listener answers through the drain, and counts the drain's refusals too.
+      const text = await scrape(metricsPort(server));
+      expect(
+        sample(
+          text,
+          'http_server_request_duration_seconds_count{http_request_method="POST",http_route="unmatched",' +
+            'http_response_status_code="400",error_code="503"}',
+        ),
+      ).toBe(1);
+      expect(
+        sample(
+          text,
+          'http_server_request_duration_seconds_count{http_request_method="GET",http_route="/health/ready",' +
+            'http_response_status_code="503",error_code=""}',
+        ),
+      ).toBe(1);
 
       slow.write(body.slice(5));
       expect(await server.exited).toBe(0);
