@@ -449,8 +449,8 @@ async function main(): Promise<void> {
         target,
         {
           createsPerSecond: Math.round(median(list.map((f) => f.createsPerSecond))),
-          p50: median(list.map((f) => f.p50)),
-          p99: median(list.map((f) => f.p99)),
+          p50: Number(median(list.map((f) => f.p50)).toFixed(2)),
+          p99: Number(median(list.map((f) => f.p99)).toFixed(2)),
           errors: list.reduce((sum, f) => sum + f.errors, 0),
           peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
           lostLogLines: list.reduce((sum, f) => sum + f.lostLogLines, 0),
@@ -458,19 +458,31 @@ async function main(): Promise<void> {
       ];
     }),
   ) as Partial<Record<TargetName, Figures>>;
-  const ratio = (a?: Figures, b?: Figures): number | null =>
-    a && b ? Number((a.createsPerSecond / b.createsPerSecond).toFixed(2)) : null;
-  const ratios = {
-    'sqlite / express-echo': ratio(summary.sqlite, summary['express-echo']),
-    'sqlite-metrics / sqlite': ratio(summary['sqlite-metrics'], summary.sqlite),
-    'sqlite-tracing / sqlite': ratio(summary['sqlite-tracing'], summary.sqlite),
-    'sqlite / node-sqlite': ratio(summary.sqlite, summary['node-sqlite']),
-    'sqlite / nest-sqlite': ratio(summary.sqlite, summary['nest-sqlite']),
-    'nest-sqlite / express-echo': ratio(summary['nest-sqlite'], summary['express-echo']),
-    'postgres / node-pg': ratio(summary.postgres, summary['node-pg']),
-    'postgres-pgbouncer / postgres': ratio(summary['postgres-pgbouncer'], summary.postgres),
-    'postgres / express-echo': ratio(summary.postgres, summary['express-echo']),
-  };
+  // Each ratio two ways: of the medians, and round by round (the pair of one round ran minutes
+  // apart at most, so the median of the per-round ratios is the steadier when the machine's speed
+  // drifts during a run).
+  const pairs: [string, TargetName, TargetName][] = [
+    ['sqlite / express-echo', 'sqlite', 'express-echo'],
+    ['sqlite-metrics / sqlite', 'sqlite-metrics', 'sqlite'],
+    ['sqlite-tracing / sqlite', 'sqlite-tracing', 'sqlite'],
+    ['sqlite / node-sqlite', 'sqlite', 'node-sqlite'],
+    ['sqlite / nest-sqlite', 'sqlite', 'nest-sqlite'],
+    ['nest-sqlite / express-echo', 'nest-sqlite', 'express-echo'],
+    ['postgres / node-pg', 'postgres', 'node-pg'],
+    ['postgres-pgbouncer / postgres', 'postgres-pgbouncer', 'postgres'],
+    ['postgres / express-echo', 'postgres', 'express-echo'],
+  ];
+  const round2 = (value: number): number => Number(value.toFixed(2));
+  const measured = pairs.filter(([, a, b]) => summary[a] !== undefined && summary[b] !== undefined);
+  const ratios = Object.fromEntries(
+    measured.map(([name, a, b]) => [name, round2(summary[a]!.createsPerSecond / summary[b]!.createsPerSecond)]),
+  );
+  const roundRatios = Object.fromEntries(
+    measured.map(([name, a, b]) => [
+      name,
+      rounds[a].map((figures, i) => round2(figures.createsPerSecond / rounds[b][i].createsPerSecond)),
+    ]),
+  );
 
   const lines = [
     `| target | creates/s | p50 ms | p99 ms | errors | peak RSS MB |`,
@@ -486,9 +498,11 @@ async function main(): Promise<void> {
       `service: node ${[...SERVICE_NODE_ARGS, 'dist/main.js'].join(' ')}:\n` +
       `${lines.join('\n')}\n` +
       Object.entries(ratios)
-        .filter(([, value]) => value !== null)
-        .map(([name, value]) => `${name}: ${value}`)
-        .join('   ') +
+        .map(
+          ([name, value]) =>
+            `${name}: ${value} (round by round ${roundRatios[name].join(' ')}, median ${round2(median(roundRatios[name]))})`,
+        )
+        .join('\n') +
       '\n',
   );
   for (const target of targets.filter(isService)) {
@@ -498,7 +512,7 @@ async function main(): Promise<void> {
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench/results/latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, serviceNodeArgs: SERVICE_NODE_ARGS, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, perRound: rounds }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, serviceNodeArgs: SERVICE_NODE_ARGS, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, roundRatios, perRound: rounds }, null, 2)}\n`,
   );
 }
 
