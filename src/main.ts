@@ -80,7 +80,7 @@ function supervise(config: AppConfig, logger: Logger): void {
 
 /** WORKERS > 1: the metrics listener, in the primary, summing every worker; then the workers. */
 async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
-  if ((await startMetrics(config, clusterScrape, logger)) === 'failed') {
+  if (!(await startMetrics(config, clusterScrape, logger))) {
     exitAfterLogs(logger, 1);
     return;
   }

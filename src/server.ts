@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app.setup';
@@ -9,18 +8,8 @@ import { Connections } from './http/connections';
 import { exitAfterLogs } from './logging/logging';
 import { Metrics } from './metrics/metrics';
 import { joinClusterScrape, processScrape, startMetrics } from './metrics/metrics-server';
-import { listenFailure } from './http/listen-failure';
+import { listen, listenFailure } from './http/listen';
 import { gracefulShutdown, SIGNALS } from './shutdown';
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
-}
 
 /** Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot. */
 export async function serve(config: AppConfig, logger: Logger): Promise<void> {
@@ -44,10 +33,7 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   const { registry } = app.get(Metrics);
   if (registry !== undefined && cluster.isWorker) {
     joinClusterScrape(registry);
-  } else if (
-    registry !== undefined &&
-    (await startMetrics(config, () => processScrape(registry), logger)) === 'failed'
-  ) {
+  } else if (registry !== undefined && !(await startMetrics(config, () => processScrape(registry), logger))) {
     await app.close().catch(() => undefined);
     exitAfterLogs(logger, 1);
     return;

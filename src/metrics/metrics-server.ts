@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ClusterRegistry, type Registry } from '@prometheus-io/client';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/configuration';
-import { listenFailure } from '../http/listen-failure';
+import { listen, listenFailure } from '../http/listen';
 
 export const METRICS_PATH = '/metrics';
 
@@ -36,13 +35,9 @@ export function joinClusterScrape(registry: Registry): void {
 
 /**
  * The metrics listener, apart from the public port so that metrics never share its surface:
- * `GET /metrics` and nothing else. Resolves once it listens; rejects if it cannot.
+ * `GET /metrics` and nothing else.
  */
-export function serveMetrics(
-  port: number,
-  host: string,
-  scrape: Scrape,
-): Promise<{ server: Server; address: AddressInfo }> {
+function metricsServer(scrape: Scrape): Server {
   const server = createServer((request, response) => {
     const path = request.url?.split('?')[0];
     if (path !== METRICS_PATH) {
@@ -65,35 +60,26 @@ export function serveMetrics(
   server.headersTimeout = 10_000;
   server.requestTimeout = 10_000;
   server.keepAliveTimeout = 5_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      server.unref(); // never what keeps a stopping process alive
-      resolve({ server, address: server.address() as AddressInfo });
-    });
-  });
+  return server;
 }
 
 /**
- * Starts the metrics listener (METRICS_PORT), if it is set, with `scrape()`, and says where; undefined, after a
- * fatal line naming METRICS_PORT, if it cannot listen.
+ * Starts the metrics listener when METRICS_PORT is set, with `scrape()`, and says where. Resolves
+ * false, after a fatal line naming METRICS_PORT, if it cannot listen; true otherwise.
  */
-export async function startMetrics(
-  config: AppConfig,
-  scrape: () => Scrape,
-  logger: Logger,
-): Promise<Server | 'failed' | undefined> {
-  if (config.metrics === undefined) return undefined;
+export async function startMetrics(config: AppConfig, scrape: () => Scrape, logger: Logger): Promise<boolean> {
+  if (config.metrics === undefined) return true;
+  const server = metricsServer(scrape());
   try {
-    const { server, address } = await serveMetrics(config.metrics.port, config.metrics.host, scrape());
+    const address = await listen(server, config.metrics.port, config.metrics.host);
+    server.unref(); // never what keeps a stopping process alive
     logger.info(
       { context: 'Metrics', port: address.port },
       `metrics at http://${config.metrics.host}:${address.port}${METRICS_PATH}`,
     );
-    return server;
+    return true;
   } catch (error) {
     logger.fatal(listenFailure(error as NodeJS.ErrnoException, config.metrics, 'METRICS_'));
-    return 'failed';
+    return false;
   }
 }

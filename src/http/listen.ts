@@ -1,4 +1,17 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { AppConfig } from '../config/configuration';
+
+/** Listens on `host:port`; resolves with the address, rejects with the listen error. */
+export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
 
 /**
  * A start-up failure the operator can act on, said in one line naming the setting: PORT and HOST,
