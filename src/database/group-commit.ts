@@ -95,10 +95,8 @@ export class GroupCommit<T, R> {
     let results: readonly R[];
     const started = process.hrtime.bigint();
     try {
-      results = await tracedBatch(
-        'store commit',
-        batch.map((waiter) => waiter.span),
-        async () => this.options.write(batch.map((waiter) => waiter.item)),
+      results = await tracedBatch('store commit', batch, async () =>
+        this.options.write(batch.map((waiter) => waiter.item)),
       );
     } catch (error) {
       const busy = this.options.busy;

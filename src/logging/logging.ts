@@ -139,13 +139,7 @@ export interface RequestLine {
  */
 export function answered(logger: Logger, metrics: Metrics, line: RequestLine & { route: string }): void {
   logRequest(logger, line);
-  metrics.answered({
-    method: line.method,
-    route: line.route,
-    status: line.status,
-    error: line.error,
-    seconds: (line.durationMs ?? 0) / 1000,
-  });
+  metrics.answered(line);
 }
 
 /** The one request log line, for requests that reached Express and those that never did. */

@@ -11,7 +11,7 @@ const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 /** The route label of answers that matched no route: never their raw path, whose values are unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** One answer on the public port, as the metrics see it. */
+/** One answer on the public port, as the metrics see it (the request's log line has these too). */
 export interface AnsweredRequest {
   /** `_OTHER` when absent (bytes that never became a request). */
   method: string | undefined;
@@ -19,8 +19,9 @@ export interface AnsweredRequest {
   route: string;
   status: number;
   /** The contract code of a failure; undefined on success. */
-  error: number | undefined;
-  seconds: number;
+  error?: number;
+  /** Undefined (counted as 0) for bytes refused before they became a request. */
+  durationMs?: number;
 }
 
 /**
@@ -111,7 +112,7 @@ export class Metrics {
         String(answer.status),
         answer.error === undefined ? '' : String(answer.error),
       )
-      .observe(answer.seconds);
+      .observe((answer.durationMs ?? 0) / 1000);
   }
 
   created(outcome: Outcome): void {

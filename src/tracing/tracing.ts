@@ -77,15 +77,16 @@ export function traceIdOf(span: Span | undefined): string | undefined {
 
 /**
  * `work` inside one span for a whole batch (a store commit), linked to the span of each item in
- * it: a commit serves many requests, so it is the child of none.
+ * it (`currentSpanContext()` when it was enqueued): a commit serves many requests, so it is the
+ * child of none.
  */
 export function tracedBatch<T>(
   name: string,
-  items: readonly (SpanContext | undefined)[],
+  items: readonly { span: SpanContext | undefined }[],
   work: () => Promise<T>,
 ): Promise<T> {
   if (!enabled) return work();
-  const links: Link[] = items.flatMap((item) => (item === undefined ? [] : [{ context: item }]));
+  const links: Link[] = items.flatMap(({ span }) => (span === undefined ? [] : [{ context: span }]));
   const span = tracer.startSpan(name, { links, root: true, attributes: { 'plant_store.batch_size': items.length } });
   return context.with(trace.setSpan(context.active(), span), () => endAfter(span, work));
 }
