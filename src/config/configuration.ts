@@ -88,13 +88,8 @@ function parseMetrics(port: string, host: string): AppConfig['metrics'] {
 
 function parseTracing(endpoint: string, serviceName: string): AppConfig['tracing'] {
   if (endpoint === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    url = new URL('invalid:');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+  const protocol = URL.parse(endpoint)?.protocol;
+  if (protocol !== 'http:' && protocol !== 'https:') {
     throw new ConfigError(
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       `must be the http(s) URL of an OTLP/HTTP receiver such as http://localhost:4318, got "${endpoint}"`,

@@ -56,7 +56,8 @@ async function refuseNewerSchema(dataSource: DataSource): Promise<void> {
 
 /**
  * Opens the store and applies pending migrations (unless `migrate` is false: the store command
- * looks first; `migrated` hears which it applied): what the server and the operator commands do first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
+ * looks first; `migrated` hears which it applied): what the server and the operator commands do
+ * first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
  * StoreOpenError that names DATABASE_URL and the cause.
  */
 export async function openStore(

@@ -32,6 +32,11 @@ function parserRefusal(error: NodeJS.ErrnoException): ErrorBody {
   }
 }
 
+/** The client's address, for the line of bytes refused before they became a request. */
+function peerAddress(socket: Duplex): string | undefined {
+  return socket instanceof Socket ? socket.remoteAddress : undefined;
+}
+
 /**
  * Bounds what a client can cost before and around the application, and makes Node's own answers
  * the contract's:
@@ -98,7 +103,7 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
         route: UNMATCHED_ROUTE,
         status: 400,
         error: body.error,
-        client: socket instanceof Socket ? socket.remoteAddress : undefined,
+        client: peerAddress(socket),
       });
       writeRawError(socket, body, requestId, { Allow: 'POST' });
     });
@@ -119,7 +124,7 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
         method: undefined,
         target: undefined,
         route: UNMATCHED_ROUTE,
-        client: socket instanceof Socket ? socket.remoteAddress : undefined,
+        client: peerAddress(socket),
         status: 400,
         error: body.error,
         parserError: error.code ?? 'unknown',

@@ -29,8 +29,9 @@ function routeOf(request: Request): string {
  * Gives every response its X-Request-Id, writes one JSON line per request (request id, method,
  * path, client address, token name, status, the contract error code of a failure, duration, and
  * the trace id when tracing is on), counts it in the metrics and, with tracing on, makes its span
- * the current one for everything the request does. Headers and bodies are never logged, so neither is a token. (pino-http does this too, but builds three child
- * loggers per request; one line is all we need, and it is a hot path.)
+ * the current one for everything the request does. Headers and bodies are never logged, so
+ * neither is a token. (pino-http does this too, but builds three child loggers per request; one
+ * line is all we need, and it is a hot path.)
  *
  * Every request the application saw gets its line, including one whose client went away first:
  * its handler runs on (a create still commits), so the line is written when the handler answers,
