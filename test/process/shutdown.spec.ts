@@ -111,6 +111,50 @@ describe('graceful shutdown under load', () => {
     expect(results.reduce((sum, client) => sum + client.unanswered, 0)).toBe(0);
   });
 
+  it('answers 503 with Connection: close to a request sent on a kept-alive connection once the drain has begun', async () => {
+    const token = await createToken(database.url, 'drain-kept-alive');
+    const server = await startServer({ DATABASE_URL: database.url });
+    const create = (id: number): string => {
+      const body = `{"id":${id},"name":"kept"}`;
+      return (
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+      );
+    };
+    // Each connection: one create answered and kept alive, then, once the drain has begun, one more.
+    const connections = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const socket = await open(server.port);
+        const received: Buffer[] = [];
+        const closed = new Promise<string | undefined>((resolve) => {
+          let error: string | undefined;
+          socket.on('error', (failure: NodeJS.ErrnoException) => (error = failure.code));
+          socket.on('close', () => resolve(error));
+        });
+        socket.on('data', (chunk: Buffer) => received.push(chunk));
+        socket.write(create(2_000 + i));
+        while (!Buffer.concat(received).includes('"name":"kept"}')) await sleep(10);
+        received.length = 0;
+        return { socket, received, closed, id: 3_000 + i };
+      }),
+    );
+    server.child.kill('SIGTERM');
+    while (!server.output().includes('finishing requests in flight')) await sleep(5);
+    for (const { socket, id } of connections) socket.write(create(id));
+    const outcomes = await Promise.all(
+      connections.map(async ({ received, closed }) => {
+        const error = await closed;
+        const reply = Buffer.concat(received).toString('utf8');
+        return { error, status: reply.split('\r\n')[0], close: /\r\nconnection: close\r\n/i.test(reply), reply };
+      }),
+    );
+    expect(await server.exited).toBe(0);
+    for (const outcome of outcomes) {
+      expect(outcome).toMatchObject({ error: undefined, status: 'HTTP/1.1 400 Bad Request', close: true });
+      expect(replyBody(outcome.reply)).toMatchObject({ error: 503 });
+    }
+  });
+
   it('accepts the connections still waiting in the kernel when it begins, answers each and resets none', async () => {
     const token = await createToken(database.url, 'drain-backlog');
     const server = await startServer({ DATABASE_URL: database.url });
