@@ -36,7 +36,7 @@ export class PlantStoreError extends Error {
 
 /**
  * The default budget outlasts a restart of the service (its start takes a second or two): ten
- * attempts, waits from 100 ms doubling to 5 s, at least half of each wait kept, so the retries
+ * attempts, waits from 200 ms doubling to 5 s, at least half of each wait kept, so the retries
  * span at least 13 s and at most 26 s.
  */
 export interface RetryOptions {

@@ -163,6 +163,52 @@ describe('@plant-store/client retries', () => {
     }
   });
 
+  it('by default for long enough to outlast a slow restart, then with its own error carrying the cause', async () => {
+    jest.useFakeTimers();
+    try {
+      // The service refuses connections for 8 s (a restart on a slow host), then answers.
+      const began = Date.now();
+      let calls = 0;
+      const restarting = createClient({
+        baseUrl: 'http://plant-store.invalid',
+        token: 'pst_x',
+        fetch: () => {
+          calls++;
+          return Date.now() - began < 8_000
+            ? Promise.reject(new TypeError('fetch failed'))
+            : Promise.resolve(
+                new Response('{"name":"patient"}', { status: 200, headers: { 'Content-Type': 'application/json' } }),
+              );
+        },
+      });
+      const created = restarting.createPlant({ id: 1n, name: 'patient' });
+      await jest.advanceTimersByTimeAsync(30_000);
+      await expect(created).resolves.toEqual({ name: 'patient' });
+      expect(calls).toBeGreaterThan(1);
+
+      // A service that never comes back: the default budget spans at least 13 s, then the
+      // client's own error, never the transport's TypeError.
+      const start = Date.now();
+      let lastCall = 0;
+      const gone = createClient({
+        baseUrl: 'http://plant-store.invalid',
+        token: 'pst_x',
+        fetch: () => {
+          lastCall = Date.now();
+          return Promise.reject(new TypeError('fetch failed'));
+        },
+      });
+      const failure = gone.createPlant({ id: 1n, name: 'x' }).catch((error: unknown) => error);
+      await jest.advanceTimersByTimeAsync(60_000);
+      const error = await failure;
+      expect(error).toBeInstanceOf(PlantStoreError);
+      expect((error as PlantStoreError).cause).toBeInstanceOf(TypeError);
+      expect(lastCall - start).toBeGreaterThanOrEqual(13_000);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('a 503, honouring Retry-After, and gives up after the configured attempts', async () => {
     const answers = [
       new Response('{"error":503,"message":"The store is unavailable; try again shortly"}', {
