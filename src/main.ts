@@ -1,4 +1,5 @@
 import './node-version';
+import './compile-cache';
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';

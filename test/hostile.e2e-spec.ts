@@ -1,3 +1,6 @@
+/**
+ * @slow 15 s: waits out the 10 s header timeout
+ */
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { LINGER_MS } from '../src/http/connections';

@@ -1,3 +1,6 @@
+/**
+ * @slow 16 s: runs the command as a process for each of its cases
+ */
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,6 @@
+/**
+ * @slow 10 s: runs the command as a process for each of its cases
+ */
 import { jest } from '@jest/globals';
 import request from 'supertest';
 import { TOKEN_PATTERN } from '../src/auth/token-secret';

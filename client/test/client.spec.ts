@@ -1,3 +1,6 @@
+/**
+ * @slow 12 s: restarts a server and type-checks two consumer projects
+ */
 import { jest } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

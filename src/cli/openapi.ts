@@ -4,6 +4,7 @@
  * openapi/plant-store.openapi.json, which a test compares with the served document.
  */
 import '../node-version';
+import '../compile-cache';
 import 'reflect-metadata';
 import { createApp } from '../app.setup';
 import { loadConfig } from '../config/configuration';

@@ -6,6 +6,7 @@
  * the store, and stdout's back-pressure is respected.
  */
 import '../node-version';
+import '../compile-cache';
 import 'reflect-metadata';
 import { once } from 'node:events';
 import { accessSync, constants, createReadStream } from 'node:fs';

@@ -7,6 +7,7 @@
  *   node dist/cli/store.js backup FILE
  */
 import '../node-version';
+import '../compile-cache';
 import 'reflect-metadata';
 import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';

@@ -3,6 +3,7 @@
  * It runs pending migrations first, so it works on a fresh store and while the server runs.
  */
 import '../node-version';
+import '../compile-cache';
 import 'reflect-metadata';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
 import { openStore } from '../database/open-store';

@@ -1,3 +1,6 @@
+/**
+ * @slow 11 s: starts and stops servers, one with two workers
+ */
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';

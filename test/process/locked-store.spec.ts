@@ -1,3 +1,6 @@
+/**
+ * @slow 13 s: waits out the 5 s lock wait, on each store
+ */
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

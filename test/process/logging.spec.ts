@@ -1,3 +1,6 @@
+/**
+ * @slow 11 s: holds the log backed up for seconds
+ */
 import { once } from 'node:events';
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';

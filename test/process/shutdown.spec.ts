@@ -1,3 +1,6 @@
+/**
+ * @slow 10 s: starts a server for each of its cases
+ */
 import { jest } from '@jest/globals';
 import { connect } from 'node:net';
 import { freshDatabase, type TestDatabase } from '../support/databases';

@@ -1,3 +1,6 @@
+/**
+ * @slow 35 s: waits out the 30 s response deadline
+ */
 import { jest } from '@jest/globals';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { type ServerProcess, startServer, stopServer } from '../support/server-process';

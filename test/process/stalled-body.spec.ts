@@ -1,3 +1,6 @@
+/**
+ * @slow 13 s: waits out the 10 s idle timeout
+ */
 import { jest } from '@jest/globals';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { replyBody } from '../support/raw-http';

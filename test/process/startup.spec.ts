@@ -1,3 +1,6 @@
+/**
+ * @slow 16 s: starts a server for each of its cases
+ */
 import { spawn } from 'node:child_process';
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
