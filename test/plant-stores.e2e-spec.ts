@@ -6,7 +6,7 @@ import { chooseStore } from '../src/database/store-provider';
 import type { Outcome } from '../src/plants/create-outcome';
 import type { PlantEntity } from '../src/plants/plant.entity';
 import type { PlantStore } from '../src/plants/plant-store';
-import { PLANT_STORES } from '../src/plants/plants.module';
+import { PLANT_STORES } from '../src/plants/stores/plant-stores';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 
 /**

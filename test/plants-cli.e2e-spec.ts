@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
 import { chooseStore } from '../src/database/store-provider';
-import { PLANT_STORES } from '../src/plants/plants.module';
+import { PLANT_STORES } from '../src/plants/stores/plant-stores';
 import { startTestApp, type TestApp } from './support/app';
 import { freshDatabase } from './support/databases';
 import { run } from './support/spawn';

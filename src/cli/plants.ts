@@ -16,11 +16,10 @@ import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
 import { parseJsonLossless } from '../http/lossless-json';
 import type { Outcome } from '../plants/create-outcome';
-import { isInt64 } from '../plants/dto/is-int64.decorator';
-import { isText } from '../plants/dto/is-text.decorator';
+import { isInt64, isText } from '../plants/plant-fields';
 import type { PlantEntity } from '../plants/plant.entity';
 import type { PlantStore } from '../plants/plant-store';
-import { PLANT_STORES } from '../plants/plants.module';
+import { PLANT_STORES } from '../plants/stores/plant-stores';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 
 const USAGE = `usage: npm run plants -- export

@@ -1,6 +1,7 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { Metrics } from '../metrics/metrics';
 import { StoreOutage } from './store-outage';
 
 /**
@@ -22,7 +23,13 @@ export class DatabaseModule {
           dataSourceFactory: () => Promise.resolve(dataSource),
         }),
       ],
-      providers: [StoreOutage],
+      providers: [
+        {
+          provide: StoreOutage,
+          inject: [Metrics],
+          useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
+        },
+      ],
       exports: [StoreOutage],
     };
   }

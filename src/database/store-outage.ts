@@ -1,6 +1,11 @@
-import { Injectable, Logger, Optional } from '@nestjs/common';
-import { Metrics } from '../metrics/metrics';
+import type { Metrics } from '../metrics/metrics';
 import { StoreUnavailableError } from './store-unavailable.error';
+
+/** Where an outage is told: the application's log (Nest's `Logger`, context "Store"). */
+export interface OutageLog {
+  error(message: object): void;
+  log(message: object): void;
+}
 
 /**
  * Logs a store outage twice: when it starts (the first failure, with its cause) and when it
@@ -11,14 +16,18 @@ import { StoreUnavailableError } from './store-unavailable.error';
  * lookup while another process holds the write lock) does not mean the outage is over.
  *
  * The metrics hear the same: `plant_store_store_up`, and every commit's size and duration.
+ *
+ * No framework here: an operator command (`plants export`) keeps a store with an outage of its
+ * own, told to nobody (its failure ends the command, with its message), and loads no Nest for it.
  */
-@Injectable()
 export class StoreOutage {
-  private readonly logger = new Logger('Store');
   private since?: number;
   private lost = false;
 
-  constructor(@Optional() private readonly metrics: Metrics = Metrics.off()) {}
+  constructor(
+    private readonly logger?: OutageLog,
+    private readonly metrics?: Pick<Metrics, 'storeAvailable' | 'committed'>,
+  ) {}
 
   /** An outage is in progress: creates fail, so health says down. */
   get active(): boolean {
@@ -52,18 +61,18 @@ export class StoreOutage {
   failed(error: StoreUnavailableError): void {
     if (this.since !== undefined) return;
     this.since = Date.now();
-    this.metrics.storeAvailable(false);
+    this.metrics?.storeAvailable(false);
     const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : undefined;
-    this.logger.error({ msg: `store outage started: ${error.message}`, cause });
+    this.logger?.error({ msg: `store outage started: ${error.message}`, cause });
   }
 
   /** A batch of `size` creates is durably committed, in `seconds`. */
   committed(size: number, seconds: number): void {
-    this.metrics.committed(size, seconds);
+    this.metrics?.committed(size, seconds);
     if (this.since === undefined || this.lost) return;
     const durationMs = Date.now() - this.since;
     this.since = undefined;
-    this.metrics.storeAvailable(true);
-    this.logger.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });
+    this.metrics?.storeAvailable(true);
+    this.logger?.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });
   }
 }

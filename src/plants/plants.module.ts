@@ -1,15 +1,9 @@
 import { Module } from '@nestjs/common';
-import { type StoreImplementations, storeProvider } from '../database/store-provider';
+import { storeProvider } from '../database/store-provider';
 import { PlantStore } from './plant-store';
 import { PlantsController } from './plants.controller';
 import { PlantsService } from './plants.service';
-import { PostgresPlantStore } from './stores/postgres-plant.store';
-import { SqlitePlantStore } from './stores/sqlite-plant.store';
-
-export const PLANT_STORES: StoreImplementations<PlantStore> = {
-  sqlite: SqlitePlantStore,
-  postgres: PostgresPlantStore,
-};
+import { PLANT_STORES } from './stores/plant-stores';
 
 @Module({
   controllers: [PlantsController],

@@ -1,12 +1,5 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
-
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
-
-/** The JSON body parser yields integers as `bigint`; anything else (string, float, bool) fails. */
-export function isInt64(value: unknown): value is bigint {
-  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
-}
+import { INT64_MAX, INT64_MIN, isInt64 } from '../plant-fields';
 
 /** A required int64: absent is "is required", anything else that is not one says what is expected. */
 export function IsInt64(options?: ValidationOptions): PropertyDecorator {
