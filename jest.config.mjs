@@ -43,7 +43,8 @@ const common = {
 export default {
   globalSetup: '<rootDir>/jest.global-setup.mjs',
   // Most suites spend their time waiting (on spawned servers, timeouts, the store's fsync), not
-  // computing: four at a time keep two cores busy. Jest's default here would be one.
+  // computing: five at a time keep two cores busy (four and six were slower on two cores). Jest's
+  // default here would be one.
   maxWorkers: 5,
   // Files marked `@slow` start first (see the sequencer).
   testSequencer: '<rootDir>/test/support/slow-first.sequencer.mjs',
