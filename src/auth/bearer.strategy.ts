@@ -5,7 +5,7 @@ import { Strategy } from 'passport-http-bearer';
 import { Metrics } from '../metrics/metrics';
 import { traced } from '../tracing/tracing';
 import { hashToken, TOKEN_PATTERN } from './token-secret';
-import { TokenStore } from './token-store';
+import { type TokenRecord, TokenStore } from './token-store';
 
 export interface AuthenticatedClient {
   tokenName: string;
@@ -26,17 +26,21 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   /**
-   * The active token with this secret, looked up by its hash on every request, so a revocation
-   * by any process on the same store counts from the next request on.
+   * This turn's look-ups, by token: the requests of one event-loop turn that carry the same token
+   * share one hash and one read of the store. Nothing is kept past the turn, so a revocation by
+   * any process on the same store counts from the next turn on.
    */
+  private readonly thisTurn = new Map<string, Promise<TokenRecord | undefined>>();
+
+  /** The active token with this secret, or false. */
   async validate(token: string): Promise<AuthenticatedClient | false> {
     if (!TOKEN_PATTERN.test(token)) {
       this.metrics.tokenLookedUp('invalid');
       return false;
     }
-    let record: Awaited<ReturnType<TokenStore['findByHash']>>;
+    let record: TokenRecord | undefined;
     try {
-      record = await traced('token lookup', () => this.tokens.findByHash(hashToken(token)));
+      record = await traced('token lookup', () => this.lookUp(token));
     } catch (error) {
       this.metrics.tokenLookedUp('unavailable');
       throw error;
@@ -47,6 +51,16 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     }
     this.metrics.tokenLookedUp('valid');
     return { tokenName: record.name };
+  }
+
+  private lookUp(token: string): Promise<TokenRecord | undefined> {
+    let pending = this.thisTurn.get(token);
+    if (pending === undefined) {
+      if (this.thisTurn.size === 0) setImmediate(() => this.thisTurn.clear());
+      pending = this.tokens.findByHash(hashToken(token));
+      this.thisTurn.set(token, pending);
+    }
+    return pending;
   }
 
   override authenticate(req: Request, options?: object): void {

@@ -5,16 +5,14 @@ import type { TokenRecord, TokenStore } from '../token-store';
 
 /**
  * A prepared statement on the shared handle, run as the request arrives (an index probe; in WAL
- * mode a read never waits for a writer), and its answer kept for the rest of this turn of the
- * event loop: requests that arrive together with one token read the store once. Each read is a
- * transaction of its own, which in WAL mode takes and releases a lock on the `-shm` file (two
- * system calls); once per token per turn instead of once per request. Nothing is kept across
- * turns, so a revocation counts from the next turn on. (Batching the reads into one query at the
- * end of the turn, as on PostgreSQL, would hold every create back a turn, and its batch with it.)
+ * mode a read never waits for a writer). Each read is a transaction of its own, which in WAL
+ * mode takes and releases a lock on the `-shm` file (two system calls): BearerStrategy asks once
+ * per token per turn of the event loop, not once per request. (Batching the reads into one query
+ * at the end of the turn, as on PostgreSQL, would hold every create back a turn, and its batch
+ * with it.)
  */
 export class SqliteTokenStore implements TokenStore {
   private readonly lookup: PreparedStatement<[string], TokenRecord>;
-  private readonly thisTurn = new Map<string, TokenRecord | undefined>();
   private readonly files: SqliteFiles;
 
   constructor(
@@ -29,7 +27,6 @@ export class SqliteTokenStore implements TokenStore {
   }
 
   findByHash(hash: string): Promise<TokenRecord | undefined> {
-    if (this.thisTurn.has(hash)) return Promise.resolve(this.thisTurn.get(hash));
     let record: TokenRecord | undefined;
     try {
       record = this.lookup.get().get(hash);
@@ -39,8 +36,6 @@ export class SqliteTokenStore implements TokenStore {
       const failure = this.outage.report(sqliteFailure(error));
       return Promise.reject(failure instanceof Error ? failure : new Error(String(failure)));
     }
-    if (this.thisTurn.size === 0) setImmediate(() => this.thisTurn.clear());
-    this.thisTurn.set(hash, record);
     return Promise.resolve(record);
   }
 }
