@@ -49,7 +49,7 @@ export async function createApp(
         abortOnError: false,
       },
     );
-    return configureApp(app, logger, metrics, connections);
+    return configureApp(app, logger, metrics, connections, config.trustProxy !== false && config.trustProxy !== 0);
   } catch (error) {
     await dataSource.destroy().catch(() => undefined);
     throw error;
@@ -62,10 +62,11 @@ function configureApp(
   logger: Logger,
   metrics: Metrics,
   connections: Connections,
+  viaProxy: boolean,
 ): NestExpressApplication {
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLogger(logger, metrics));
+  app.use(requestLogger(logger, metrics, viaProxy));
   app.use(httpRequestChecks);
   app.use(connections.middleware);
   setupOpenApi(app);

@@ -37,7 +37,7 @@ function routeOf(request: Request): string {
  * its handler runs on (a create still commits), so the line is written when the handler answers,
  * with its status and `clientClosed`, and a committed write is always in the log.
  */
-export function requestLogger(logger: Logger, metrics: Metrics) {
+export function requestLogger(logger: Logger, metrics: Metrics, viaProxy: boolean) {
   return (request: Request, response: ServerResponse, next: () => void): void => {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
@@ -55,7 +55,8 @@ export function requestLogger(logger: Logger, metrics: Metrics) {
         durationMs: Math.round(seconds * 1e5) / 100,
         clientClosed,
         tokenName: (request.user as AuthenticatedClient | undefined)?.tokenName,
-        client: request.ip,
+        // Express's `request.ip` parses X-Forwarded-For on every call, to no purpose without TRUST_PROXY.
+        client: viaProxy ? request.ip : request.socket.remoteAddress,
         traceId: traceIdOf(span),
       };
       endRequestSpan(span, line);
