@@ -15,6 +15,8 @@ export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
  * already on its way (in the kernel's buffers) is read and answered 503, never reset.
  */
 export const DRAIN_IDLE_GRACE_MS = 250;
+/** How often responses are checked against their deadline (see enforceDeadline). */
+export const DEADLINE_CHECK_MS = 1_000;
 
 /** The health probes, answered during a drain too. */
 const PROBES = new Set(['/health/live', '/health/ready']);
@@ -26,6 +28,8 @@ interface Connection {
   socket: Socket;
   /** The response of the request being run, until it has been written (or abandoned). */
   active?: ServerResponse;
+  /** When the active request began (Date.now()). */
+  since: number;
   waiting: Turn[];
   /** Decided to close: nothing more that arrives on it runs. */
   closing: boolean;
@@ -76,7 +80,7 @@ export class Connections {
     server.removeAllListeners('request');
     server.on('request', (request: IncomingMessage, response: ServerResponse) => this.arrive(request, response));
     server.on('connection', (socket: Socket) => {
-      const connection: Connection = { socket, waiting: [], closing: false };
+      const connection: Connection = { socket, since: 0, waiting: [], closing: false };
       this.open.set(socket, connection);
       socket.destroySoon = () => this.answeredLast(connection);
       socket.once('close', () => {
@@ -90,6 +94,22 @@ export class Connections {
     server.closeIdleConnections = () => {
       for (const connection of this.open.values()) this.closeWhenIdle(connection);
     };
+  }
+
+  /**
+   * Cuts the connection of every response not delivered within `deadlineMs` of its request's
+   * start, whatever moves on it (a client reading a byte a second keeps the idle timeout from
+   * firing). One check of every open connection each DEADLINE_CHECK_MS, against the deadline less
+   * that period, rather than a timer and a listener for every request.
+   */
+  enforceDeadline(server: Server, deadlineMs: number): void {
+    const check = setInterval(() => {
+      const late = Date.now() - (deadlineMs - DEADLINE_CHECK_MS);
+      for (const connection of this.open.values()) {
+        if (connection.active !== undefined && connection.since <= late) connection.active.destroy();
+      }
+    }, DEADLINE_CHECK_MS).unref();
+    server.once('close', () => clearInterval(check));
   }
 
   /**
@@ -184,6 +204,7 @@ export class Connections {
 
   private begin(connection: Connection, request: IncomingMessage, response: ServerResponse): void {
     connection.active = response;
+    connection.since = Date.now();
     response.once('close', () => this.answered(connection, response));
     this.run(request, response);
   }

@@ -59,14 +59,13 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
   // arriving is answered (400, in the contract, logged) and closed; anything else, such as a
   // client that stopped reading its answer, is cut. (Left to itself, Node keeps the socket open
   // whenever something listens for the response's own 'timeout', as a static file stream may.)
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+  server.on('request', (request: IncomingMessage) => {
     // Node turns the idle timeout off for every request after the first on a kept-alive
     // connection (it switches to keepAliveTimeout between requests): turn it back on.
     request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
-    // And whatever moves, the answer is delivered within the deadline or the connection is cut.
-    const deadline = setTimeout(() => response.destroy(), RESPONSE_DEADLINE_MS).unref();
-    response.once('close', () => clearTimeout(deadline));
   });
+  // And whatever moves, the answer is delivered within the deadline or the connection is cut.
+  connections.enforceDeadline(server, RESPONSE_DEADLINE_MS);
   server.on('timeout', (socket: Socket) => {
     const response = connections.activeOn(socket);
     if (response === undefined || response.headersSent || response.req.complete) {

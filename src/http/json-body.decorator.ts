@@ -116,6 +116,8 @@ export const JsonBody = createParamDecorator(
     const limit = request.app.get(BODY_LIMIT_SETTING) as number | undefined;
     if (limit === undefined) throw new Error(`the Express setting "${BODY_LIMIT_SETTING}" is missing`);
     const body = await readJsonObject(request, limit, schema);
-    return Object.fromEntries(fields.map((field) => [field, Object.hasOwn(body, field) ? body[field] : undefined]));
+    const taken: Record<string, unknown> = {};
+    for (const field of fields) taken[field] = Object.hasOwn(body, field) ? body[field] : undefined;
+    return taken;
   },
 );
