@@ -21,7 +21,14 @@ function readFailure(error: unknown, limit: number): ApiError {
   return new ApiError(ErrorCode.BadRequest, 'Request body was incomplete: it ended before its declared length');
 }
 
+/**
+ * The last Content-Type header that was acceptable: a client sends the same one with every
+ * request, and parsing it each time made two objects a request.
+ */
+let acceptedMediaType: string | undefined;
+
 function checkMediaType(header: string | undefined): void {
+  if (header !== undefined && header === acceptedMediaType) return;
   let parsed: contentType.ParsedMediaType | undefined;
   try {
     parsed = header === undefined ? undefined : contentType.parse(header);
@@ -35,6 +42,7 @@ function checkMediaType(header: string | undefined): void {
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
     throw new ApiError(ErrorCode.UnsupportedMediaType, `Charset "${charset}" is not supported; JSON is UTF-8`);
   }
+  acceptedMediaType = header;
 }
 
 async function readJsonObject(request: Request, limit: number, schema: string): Promise<Record<string, unknown>> {
