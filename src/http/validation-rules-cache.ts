@@ -4,6 +4,9 @@ type Storage = ReturnType<typeof getMetadataStorage>;
 type Rules = ReturnType<Storage['getTargetValidationMetadatas']>;
 type Grouped = ReturnType<Storage['groupByPropertyName']>;
 
+/** The storages already caching: a second call (another app in the same process) changes nothing. */
+const cached = new WeakSet<Storage>();
+
 /**
  * class-validator finds a class's rules anew on every call: it filters every rule it holds,
  * walks the class's ancestors through every class that has rules, then groups what it found by
@@ -13,8 +16,6 @@ type Grouped = ReturnType<Storage['groupByPropertyName']>;
  * added. Validation itself runs exactly as before, on the same rules. Hand-written because
  * class-validator has no option for it; see docs/performance.md for what it saves.
  */
-const cached = new WeakSet<Storage>();
-
 export function cacheValidationRules(storage: Storage = getMetadataStorage()): void {
   if (cached.has(storage)) return;
   cached.add(storage);
