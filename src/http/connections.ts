@@ -165,25 +165,20 @@ export class Connections {
   /**
    * While draining, every request is refused (503) and its connection closed after the answer;
    * the probes are answered (liveness 200, readiness 503), so that an orchestrator can tell a
-   * draining process from a dead one.
+   * draining process from a dead one. True when this answered the request.
    */
-  readonly middleware = (request: IncomingMessage, response: ServerResponse, next: () => void): void => {
-    if (!this.draining) {
-      next();
-      return;
-    }
+  refusedWhileDraining(request: IncomingMessage, response: ServerResponse): boolean {
+    if (!this.draining) return false;
     response.setHeader('Connection', 'close');
-    if (request.method === 'GET' && PROBES.has(request.url ?? '')) {
-      next();
-      return;
-    }
+    if (request.method === 'GET' && PROBES.has(request.url ?? '')) return false;
     writeError(
       request,
       response,
       { error: ErrorCode.ServiceUnavailable, message: 'The server is shutting down; try again' },
       { 'Retry-After': '1' },
     );
-  };
+    return true;
+  }
 
   private arrive(request: IncomingMessage, response: ServerResponse): void {
     const connection = this.open.get(request.socket);

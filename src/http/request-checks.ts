@@ -48,18 +48,18 @@ function framingRefusal(request: IncomingMessage): ErrorBody | undefined {
 
 /**
  * What Node's HTTP server would otherwise answer on its own, with a bare status line, or let
- * through: checked here, first thing, so the answer is in the contract (Error body,
- * X-Request-Id, a log line).
+ * through: checked first thing, so the answer is in the contract (Error body, X-Request-Id, a
+ * log line). Answers and returns true for
  * - the protocol version, repeated single headers, a missing Host, an unknown transfer coding: 400;
  * - an `Expect` other than `100-continue`: 417 (Node handles `100-continue` itself).
  */
-export function httpRequestChecks(request: IncomingMessage, response: ServerResponse, next: () => void): void {
+export function refusedAtTheDoor(request: IncomingMessage, response: ServerResponse): boolean {
   const refusal = framingRefusal(request);
   if (refusal !== undefined) {
     // Where this request ends is in doubt: nothing after it on the connection is read as a request.
     response.setHeader('Connection', 'close');
     writeError(request, response, refusal);
-    return;
+    return true;
   }
   const expect = request.headers.expect;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
@@ -67,7 +67,7 @@ export function httpRequestChecks(request: IncomingMessage, response: ServerResp
       error: ErrorCode.ExpectationFailed,
       message: 'Unsupported Expect header: only 100-continue is understood',
     });
-    return;
+    return true;
   }
-  next();
+  return false;
 }
