@@ -1,7 +1,7 @@
 import { type ArgumentMetadata, type Type, ValidationPipe } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError, type ValidatorOptions } from 'class-validator';
-import { cacheValidationRules } from './validation-rules-cache';
+import { cacheValidationRules, passesEveryRule } from './validation-rules-cache';
 
 /** A JSON object as `@JsonBody` hands it over: plain, its prototype Object's. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -19,7 +19,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * docs/performance.md). So for such a body the same steps that matter run, in the same order
  * and with the same options: prototype keys stripped, class-transformer's instance,
  * class-validator's verdict, the exception factory's 400. Anything else takes Nest's way. And
- * class-validator keeps the rules it finds for a class (see cacheValidationRules).
+ * class-validator keeps the rules it finds for a class (see cacheValidationRules), and an object
+ * that passes every rule is told so without the executor's error records (see passesEveryRule).
  */
 export class SyncValidationPipe extends ValidationPipe {
   constructor(...options: ConstructorParameters<typeof ValidationPipe>) {
@@ -39,6 +40,6 @@ export class SyncValidationPipe extends ValidationPipe {
   }
 
   protected override validate(object: object, validatorOptions?: ValidatorOptions): ValidationError[] {
-    return validateSync(object, validatorOptions);
+    return passesEveryRule(object, validatorOptions) === true ? [] : validateSync(object, validatorOptions);
   }
 }

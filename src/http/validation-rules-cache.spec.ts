@@ -1,5 +1,19 @@
-import { IsInt, IsString, MetadataStorage, validateSync } from 'class-validator';
-import { cacheValidationRules } from './validation-rules-cache';
+import { plainToInstance } from 'class-transformer';
+import {
+  IsDefined,
+  IsInt,
+  IsString,
+  MetadataStorage,
+  Validate,
+  ValidateIf,
+  validateSync,
+  ValidatorConstraint,
+  type ValidatorConstraintInterface,
+  type ValidatorOptions,
+} from 'class-validator';
+import fc from 'fast-check';
+import { NewPlant } from '../plants/dto/new-plant.dto';
+import { cacheValidationRules, passesEveryRule } from './validation-rules-cache';
 
 describe('cacheValidationRules', () => {
   it('finds a class’s rules once, and sees a rule added later', () => {
@@ -39,5 +53,92 @@ describe('cacheValidationRules', () => {
     expect(validateSync(Object.assign(new After(), { name: 'x' }))).toEqual([]);
     expect(validateSync(Object.assign(new After(), { name: 1 }))).toHaveLength(1);
     expect(validateSync(Object.assign(new Before(), { id: 'x' }))).toHaveLength(1);
+  });
+});
+
+describe('passesEveryRule', () => {
+  /** The validation pipe's options (AppModule). */
+  const options: ValidatorOptions = {
+    whitelist: true,
+    forbidNonWhitelisted: false,
+    forbidUnknownValues: true,
+    validationError: { target: true, value: false },
+    stopAtFirstError: true,
+  };
+  beforeAll(() => cacheValidationRules());
+
+  it('agrees with validateSync on every NewPlant body, whatever its values', () => {
+    const value = fc.oneof(
+      fc.constant(undefined),
+      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }),
+      fc.string({ unit: 'binary' }),
+      fc.string({ unit: fc.constantFrom('a', '\u0000', '\ud800', '\udc00', '😀') }),
+      fc.anything(),
+    );
+    fc.assert(
+      fc.property(value, value, value, (id, name, tag) => {
+        const plant = plainToInstance(NewPlant, { id, name, tag });
+        const errors = validateSync(plant, options);
+        expect(passesEveryRule(plant, options)).toBe(errors.length === 0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves to the executor what only it does', () => {
+    class Nested {
+      @IsDefined() present!: unknown;
+    }
+    class Each {
+      @IsString({ each: true }) names!: unknown;
+    }
+    class Grouped {
+      @IsString({ groups: ['admin'] }) name!: unknown;
+    }
+    class Conditional {
+      @ValidateIf(() => true) @IsString() name!: unknown;
+    }
+    class NoRules {
+      name!: unknown;
+    }
+    for (const made of [new Nested(), new Each(), new Grouped(), new Conditional(), new NoRules()]) {
+      expect(passesEveryRule(made, options)).toBeUndefined();
+    }
+    const plant = Object.assign(new NewPlant(), { id: 1n, name: 'x', tag: undefined });
+    expect(passesEveryRule(plant, options)).toBe(true);
+    // A property without a rule: whitelist strips it, in the executor.
+    expect(passesEveryRule(Object.assign(new NewPlant(), { id: 1n, name: 'x', colour: 'red' }), options)).toBe(
+      undefined,
+    );
+    expect(passesEveryRule(plant, { ...options, skipMissingProperties: true })).toBeUndefined();
+    expect(passesEveryRule(plant, { ...options, groups: ['admin'] })).toBeUndefined();
+    expect(passesEveryRule(Object.create(null) as object, options)).toBeUndefined();
+  });
+
+  it('sees a rule added to a class it has already compiled', () => {
+    class Growing {
+      @IsString() name!: unknown;
+    }
+    const made = Object.assign(new Growing(), { name: 'x', size: 'large' });
+    expect(passesEveryRule(Object.assign(new Growing(), { name: 'x' }), options)).toBe(true);
+    expect(passesEveryRule(made, options)).toBeUndefined(); // `size` has no rule yet
+    IsInt()(Growing.prototype, 'size');
+    expect(passesEveryRule(made, options)).toBe(false);
+    expect(validateSync(made, options)).toHaveLength(1);
+  });
+
+  it('leaves asynchronous constraints out, as validateSync does', () => {
+    @ValidatorConstraint({ async: true })
+    class NeverAsync implements ValidatorConstraintInterface {
+      validate(): Promise<boolean> {
+        return Promise.resolve(false);
+      }
+    }
+    class Checked {
+      @Validate(NeverAsync) name!: unknown;
+    }
+    const made = Object.assign(new Checked(), { name: 'x' });
+    expect(validateSync(made, options)).toEqual([]);
+    expect(passesEveryRule(made, options)).toBe(true);
   });
 });
