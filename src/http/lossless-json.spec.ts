@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { parse } from 'lossless-json';
 import { parseJsonLossless, parseJsonNumber } from './lossless-json';
 
 describe('parseJsonNumber', () => {
@@ -51,6 +53,35 @@ describe('parseJsonLossless', () => {
   it('throws SyntaxError on malformed text', () => {
     expect(() => parseJsonLossless('{bad')).toThrow(SyntaxError);
     expect(() => parseJsonLossless('')).toThrow(SyntaxError);
+  });
+
+  it('reads what lossless-json reads, number for number', () => {
+    const numberText = fc.oneof(
+      fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }).map(String),
+      fc.stringMatching(/^-?(0|[1-9]\d{0,22})(\.\d{1,4})?([eE][+-]?\d{1,3})?$/),
+    );
+    const text = fc.oneof(
+      fc.json(),
+      fc
+        .tuple(numberText, fc.json())
+        .map(([id, rest]) => `{"id": ${id}, "name": "x", "rest": ${rest}, "id2": [${id}]}`),
+    );
+    fc.assert(
+      fc.property(text, (json) => {
+        const expected = parse(json, null, {
+          parseNumber: parseJsonNumber,
+          onDuplicateKey: ({ newValue }) => newValue,
+        });
+        expect(parseJsonLossless(json)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('reads nesting deeper than the platform reviver walks, as lossless-json does', () => {
+    const depth = 3000;
+    const value = parseJsonLossless(`{"id": 1, "x": ${'['.repeat(depth)}${']'.repeat(depth)}}`) as { id: unknown };
+    expect(value.id).toBe(1n);
   });
 });
 

@@ -35,15 +35,41 @@ export function parseJsonNumber(text: string): bigint | number {
   return sign === '-' ? -magnitude : magnitude;
 }
 
-/**
- * `JSON.parse` rounds integers beyond 2^53 before anyone can look at them; this parser keeps
- * integers exact (as bigint). A repeated key keeps its last value, as with `JSON.parse`, and
- * `__proto__` becomes an ordinary own property, never a prototype.
- * Throws SyntaxError on malformed text, RangeError when nesting exhausts the stack.
- */
-export function parseJsonLossless(text: string): unknown {
+/** What `JSON.parse` hands a reviver about a primitive value: its text as it stood in the JSON. */
+interface JsonSource {
+  source?: string;
+}
+
+/** Numbers are rebuilt from their text; everything else stays as `JSON.parse` made it. */
+function exactNumbers(this: unknown, _key: string, value: unknown, context?: JsonSource): unknown {
+  return typeof value === 'number' && context?.source !== undefined ? parseJsonNumber(context.source) : value;
+}
+
+/** The same numbers, parsed by lossless-json: for nesting the platform's reviver cannot walk. */
+function parseDeep(text: string): unknown {
   return parse(text, null, {
     parseNumber: parseJsonNumber,
     onDuplicateKey: ({ newValue }) => newValue,
   });
+}
+
+/**
+ * `JSON.parse` alone rounds integers beyond 2^53 before anyone can look at them; given a reviver
+ * it also hands over each number's source text (JSON.parse source text access, in every Node
+ * this service runs on), from which parseJsonNumber keeps integers exact (as bigint). The
+ * platform's parser makes a fraction of the objects `lossless-json` makes (a closure for each of
+ * its steps on every call; see docs/performance.md), but its reviver walks the value
+ * recursively and runs out of stack at about 2,000 levels of nesting, where `lossless-json`
+ * reaches several thousand: a body nested that deep is parsed again by `lossless-json`, so what
+ * is accepted does not depend on which parser read it. A repeated key keeps its last value and
+ * `__proto__` becomes an ordinary own property, never a prototype, with either.
+ * Throws SyntaxError on malformed text, RangeError when nesting exhausts the stack.
+ */
+export function parseJsonLossless(text: string): unknown {
+  try {
+    return JSON.parse(text, exactNumbers) as unknown;
+  } catch (error) {
+    if (error instanceof RangeError) return parseDeep(text);
+    throw error;
+  }
 }
