@@ -61,10 +61,10 @@ export class BearerAuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (this.isPublic(context)) return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
+    // The request and response by position: `switchToHttp()` makes an object and three closures.
+    const request = context.getArgByIndex<Request>(0);
     return new Promise((resolve, reject) => {
-      this.authenticate(request, http.getResponse<Response>(), (error) => {
+      this.authenticate(request, context.getArgByIndex<Response>(1), (error) => {
         if (error === undefined || error === null) resolve(true);
         else if (isAuthenticationFailure(error)) reject(unauthorized(request));
         else reject(error instanceof Error ? error : new Error('token check failed', { cause: error }));

@@ -120,7 +120,7 @@ export interface JsonBodyShape {
  */
 export const JsonBody = createParamDecorator(
   async ({ schema, fields }: JsonBodyShape, context: ExecutionContext): Promise<Record<string, unknown>> => {
-    const request = context.switchToHttp().getRequest<Request>();
+    const request = context.getArgByIndex<Request>(0); // as the guard reads it: no switchToHttp() object
     const limit = request.app.get(BODY_LIMIT_SETTING) as number | undefined;
     if (limit === undefined) throw new Error(`the Express setting "${BODY_LIMIT_SETTING}" is missing`);
     const body = await readJsonObject(request, limit, schema);
