@@ -127,17 +127,25 @@ describe('passesEveryRule', () => {
     expect(validateSync(made, options)).toHaveLength(1);
   });
 
-  it('leaves asynchronous constraints out, as validateSync does', () => {
+  it('leaves asynchronous constraints and promised verdicts out, as validateSync does', () => {
     @ValidatorConstraint({ async: true })
     class NeverAsync implements ValidatorConstraintInterface {
       validate(): Promise<boolean> {
         return Promise.resolve(false);
       }
     }
+    // Not declared async, but answering with a promise: validateSync does not wait for it either.
+    @ValidatorConstraint()
+    class PromiseAnyway implements ValidatorConstraintInterface {
+      validate(): Promise<boolean> {
+        return Promise.resolve(false);
+      }
+    }
     class Checked {
       @Validate(NeverAsync) name!: unknown;
+      @Validate(PromiseAnyway) tag!: unknown;
     }
-    const made = Object.assign(new Checked(), { name: 'x' });
+    const made = Object.assign(new Checked(), { name: 'x', tag: 'y' });
     expect(validateSync(made, options)).toEqual([]);
     expect(passesEveryRule(made, options)).toBe(true);
   });
