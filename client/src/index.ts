@@ -18,8 +18,10 @@ export type NewPlant = Omit<components['schemas']['NewPlant'], 'id'> & { id: big
 
 /**
  * The create failed: `error` is the contract's code and `message` its explanation. When the
- * service could not be reached at all (refused, reset, no answer) after every attempt, `error`
- * is 503 and `cause` is what the transport reported last.
+ * service could not be reached at all (refused, reset, no answer, or a proxy in front of it
+ * answering 502, 503 or 504) after every attempt, `error` is 503 and `cause` is what the
+ * transport reported last. An answer outside the contract (another HTTP status, a body that is
+ * no `Error`, a code the contract does not list) is `error` 500, its message saying what came.
  */
 export class PlantStoreError extends Error {
   constructor(
@@ -55,7 +57,10 @@ export interface ClientOptions {
   token: string;
   /** A fetch implementation; the global one by default. */
   fetch?: typeof globalThis.fetch;
-  /** Retries of network failures and of code 503; `false` turns them off. On by default. */
+  /**
+   * Retries of network failures, of code 503, and of a proxy's HTTP 502, 503 and 504; `false`
+   * turns them off. On by default.
+   */
   retry?: RetryOptions | false;
 }
 
@@ -111,10 +116,27 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
+/** The codes the contract lists for `Error.error`; anything else is not the service speaking. */
+const ERROR_CODES: ReadonlySet<number> = new Set<ErrorCode>([
+  400, 401, 404, 405, 409, 413, 415, 417, 429, 431, 500, 503,
+]);
+
+/**
+ * What a load balancer or proxy in front of the service answers when no instance can take the
+ * request right now (none ready during a rolling restart, one gone mid-request, one too slow):
+ * as worth another attempt as the service's own 503, whatever the body says. The service itself
+ * answers every failure with HTTP 400.
+ */
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
 function isErrorBody(value: unknown): value is ErrorBody {
   const body = value as Partial<ErrorBody> | null;
   return (
-    typeof body === 'object' && body !== null && typeof body.error === 'number' && typeof body.message === 'string'
+    typeof body === 'object' &&
+    body !== null &&
+    typeof body.error === 'number' &&
+    ERROR_CODES.has(body.error) &&
+    typeof body.message === 'string'
   );
 }
 
@@ -162,6 +184,15 @@ export function createClient(options: ClientOptions): PlantStoreClient {
     if (response.status === 200 && typeof (parsed as Plant | undefined)?.name === 'string') {
       return { kind: 'done', plant: parsed as Plant };
     }
+    if (GATEWAY_STATUSES.has(response.status)) {
+      const wait = retryAfterMs(response.headers.get('retry-after'));
+      const error = new PlantStoreError(
+        503,
+        `The service could not be reached: its proxy answered HTTP ${response.status}`,
+        wait,
+      );
+      return { kind: 'failed', error, retryable: true, retryAfterMs: wait };
+    }
     if (isErrorBody(parsed)) {
       const wait = retryAfterMs(response.headers.get('retry-after'));
       const error = new PlantStoreError(parsed.error, parsed.message, wait);
@@ -169,9 +200,11 @@ export function createClient(options: ClientOptions): PlantStoreClient {
       // 409, 413 or 415 would be answered the same way again.
       return { kind: 'failed', error, retryable: parsed.error === 503, retryAfterMs: wait };
     }
+    const code = (parsed as { error?: unknown } | undefined)?.error;
+    const what = typeof code === 'number' ? ` with error code ${code}, which the contract does not list` : '';
     return {
       kind: 'failed',
-      error: new PlantStoreError(500, `Unexpected answer from the service: HTTP ${response.status}`),
+      error: new PlantStoreError(500, `Unexpected answer from the service: HTTP ${response.status}${what}`),
       retryable: false,
     };
   }

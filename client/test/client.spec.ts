@@ -212,6 +212,56 @@ describe('@plant-store/client retries', () => {
     }
   });
 
+  it.each([502, 503, 504])("a proxy's HTTP %i, whatever its body, with the same budget as a 503", async (status) => {
+    let calls = 0;
+    const client = createClient({
+      baseUrl: 'http://plant-store.invalid',
+      token: 'pst_x',
+      fetch: () =>
+        Promise.resolve(
+          calls++ < 2
+            ? new Response('<html>Bad Gateway</html>', { status, headers: { 'Content-Type': 'text/html' } })
+            : new Response('{"name":"behind a proxy"}', {
+                status: 200,
+                headers: { 'Content-Type': 'application/json' },
+              }),
+        ),
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    await expect(client.createPlant({ id: 1n, name: 'behind a proxy' })).resolves.toEqual({ name: 'behind a proxy' });
+    expect(calls).toBe(3);
+
+    let tries = 0;
+    const alwaysDown = createClient({
+      baseUrl: 'http://plant-store.invalid',
+      token: 'pst_x',
+      fetch: () => {
+        tries++;
+        return Promise.resolve(new Response('{"error":503,"message":"no backend"}', { status }));
+      },
+      retry: { attempts: 4, baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    const failure: unknown = await alwaysDown.createPlant({ id: 1n, name: 'x' }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ error: 503, message: expect.stringContaining(`HTTP ${status}`) });
+    expect(tries).toBe(4);
+  });
+
+  it('does not pass off a code the contract does not list as one it does, nor retry it', async () => {
+    let calls = 0;
+    const client = createClient({
+      baseUrl: 'http://plant-store.invalid',
+      token: 'pst_x',
+      fetch: () => {
+        calls++;
+        return Promise.resolve(new Response('{"error":418,"message":"teapot"}', { status: 400 }));
+      },
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    const failure: unknown = await client.createPlant({ id: 1n, name: 'x' }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ error: 500, message: expect.stringContaining('error code 418') });
+    expect(calls).toBe(1);
+  });
+
   it('a 503, honouring Retry-After, and gives up after the configured attempts', async () => {
     const answers = [
       new Response('{"error":503,"message":"The store is unavailable; try again shortly"}', {
