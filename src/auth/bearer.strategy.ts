@@ -7,6 +7,14 @@ import { traced } from '../tracing/tracing';
 import { hashToken, TOKEN_PATTERN } from './token-secret';
 import { type TokenRecord, TokenStore } from './token-store';
 
+/**
+ * RFC 6750 §2.1 (`"Bearer" 1*SP b64token`) allows one or more spaces after the scheme;
+ * passport-http-bearer splits the header on single spaces and refuses anything but two parts.
+ */
+function oneSpaceAfterScheme(header: string | undefined): string | undefined {
+  return header?.includes('  ') === true ? header.replace(/^(\S+) +/, '$1 ') : header;
+}
+
 export interface AuthenticatedClient {
   tokenName: string;
 }
@@ -64,7 +72,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   override authenticate(req: Request, options?: object): void {
-    const headerOnly = { headers: { authorization: req.headers.authorization } } as Request;
+    const headerOnly = { headers: { authorization: oneSpaceAfterScheme(req.headers.authorization) } } as Request;
     super.authenticate(headerOnly, options);
   }
 }
