@@ -52,6 +52,9 @@ function framingRefusal(request: IncomingMessage): ErrorBody | undefined {
  * log line). Answers and returns true for
  * - the protocol version, repeated single headers, a missing Host, an unknown transfer coding: 400;
  * - an `Expect` other than `100-continue`: 417 (Node handles `100-continue` itself).
+ * A request that asks to upgrade the connection (`Upgrade: websocket`) is answered as any other,
+ * with `Connection: close`: Node's parser reads nothing more of a connection after such a
+ * request, upgraded or not, so a request sent behind it would never be run nor answered.
  */
 export function refusedAtTheDoor(request: IncomingMessage, response: ServerResponse): boolean {
   const refusal = framingRefusal(request);
@@ -69,5 +72,6 @@ export function refusedAtTheDoor(request: IncomingMessage, response: ServerRespo
     });
     return true;
   }
+  if (request.headers.upgrade !== undefined) response.setHeader('Connection', 'close');
   return false;
 }
