@@ -22,6 +22,11 @@ function parserRefusal(error: NodeJS.ErrnoException): ErrorBody {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return { error: ErrorCode.RequestHeaderFieldsTooLarge, message: 'Request headers are too large' };
+    case 'HPE_INVALID_EOF_STATE':
+      return {
+        error: ErrorCode.BadRequest,
+        message: 'Request incomplete: the client ended its side of the connection before the whole body arrived',
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return {
         error: ErrorCode.BadRequest,
@@ -56,9 +61,11 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
   // A connection on which nothing moved for IDLE_SOCKET_TIMEOUT_MS: a request whose body stopped
-  // arriving is answered (400, in the contract, logged) and closed; anything else, such as a
-  // client that stopped reading its answer, is cut. (Left to itself, Node keeps the socket open
-  // whenever something listens for the response's own 'timeout', as a static file stream may.)
+  // arriving is answered (400, in the contract, logged) and closed; a request that arrived whole
+  // and waits for its answer (the store's waits are bounded, and answered 503) keeps its
+  // connection; anything else, such as a client that stopped reading its answer, is cut. (Left to
+  // itself, Node keeps the socket open whenever something listens for the response's own
+  // 'timeout', as a static file stream may.)
   server.on('request', (request: IncomingMessage) => {
     // Node turns the idle timeout off for every request after the first on a kept-alive
     // connection (it switches to keepAliveTimeout between requests): turn it back on.
@@ -68,7 +75,11 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
   connections.enforceDeadline(server, RESPONSE_DEADLINE_MS);
   server.on('timeout', (socket: Socket) => {
     const response = connections.activeOn(socket);
-    if (response === undefined || response.headersSent || response.req.complete) {
+    if (response !== undefined && !response.headersSent && response.req.complete) {
+      socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS); // the client is waiting for us, not we for it
+      return;
+    }
+    if (response === undefined || response.headersSent) {
       socket.destroy();
       return;
     }
@@ -81,7 +92,7 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
   // The timeouts above are checked on this period; Node's default (30 s) would let a
   // dribbling client hold its socket for up to 40 s.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1_000;
-  // Checked by the application instead (HttpRequestChecks), so the answer is in the contract.
+  // Checked by the application instead (refusedAtTheDoor), so the answer is in the contract.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     server.emit('request', request, response);
@@ -111,6 +122,15 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable || error.code === 'ECONNRESET') {
       socket.destroy(); // gone: nobody to answer
+      return;
+    }
+    // A refusal that concerns the body of the request being run (still arriving past
+    // REQUEST_TIMEOUT_MS, a byte at a time, so the idle timeout never fires; or cut short by
+    // the client's FIN, which the half-open socket would otherwise leave waiting for the idle
+    // timeout, holding a drain with it) is that request's answer, not a turn queued behind it.
+    const active = connections.activeOn(socket as Socket);
+    if (active !== undefined && !active.headersSent && !active.req.complete) {
+      writeError(active.req, active, parserRefusal(error));
       return;
     }
     connections.refuse(socket, () => {
