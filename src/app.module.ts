@@ -10,6 +10,7 @@ import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { ApiError } from './errors/api-error';
 import { ErrorCode } from './errors/error-codes';
 import { HealthModule } from './health/health.module';
+import { ShutdownState } from './health/shutdown-state';
 import { Connections } from './http/connections';
 import { Metrics } from './metrics/metrics';
 import { SyncValidationPipe } from './http/sync-validation.pipe';
@@ -36,6 +37,7 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
 export interface ProcessParts {
   metrics: Metrics;
   connections: Connections;
+  shutdown: ShutdownState;
 }
 
 /**
@@ -49,13 +51,14 @@ export class AppModule {
     const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit)];
     return {
       module: AppModule,
-      // This process's metrics and connections, made once by `createApp`, for every feature.
+      // This process's metrics, connections and shutdown state, made once by `createApp`, for every feature.
       global: true,
-      exports: [Metrics, Connections],
+      exports: [Metrics, Connections, ShutdownState],
       imports: [DatabaseModule.forRoot(dataSource), AuthModule, ...rateLimit, PlantsModule, HealthModule],
       providers: [
         { provide: Metrics, useValue: parts.metrics },
         { provide: Connections, useValue: parts.connections },
+        { provide: ShutdownState, useValue: parts.shutdown },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         {
           provide: APP_PIPE,

@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
 import { describeStore, openStore } from './database/open-store';
 import { Connections } from './http/connections';
+import { ShutdownState } from './health/shutdown-state';
 import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
 import { hardenHttpServer } from './http/http-server';
 import { refusedAtTheDoor } from './http/request-checks';
@@ -24,6 +25,7 @@ export async function createApp(
   config: AppConfig,
   logger: Logger,
   connections = new Connections(),
+  shutdown = new ShutdownState(),
 ): Promise<NestExpressApplication> {
   const dataSource = await openStore(config.database, 'server', {
     migrated: (names) =>
@@ -42,7 +44,7 @@ export async function createApp(
   const adapter = new ExpressAdapter(instance);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource, { metrics, connections }),
+      AppModule.forRoot(config, dataSource, { metrics, connections, shutdown }),
       adapter,
       {
         bodyParser: false,

@@ -73,7 +73,7 @@ function supervise(config: AppConfig, logger: Logger): void {
     stopping = true;
     log.info(`${signal}: draining ${config.workers} workers`);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
-    setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS + 1_000).unref();
+    setTimeout(() => process.exit(1), config.shutdownDelayMs + SHUTDOWN_DEADLINE_MS + 1_000).unref();
   };
   for (const signal of SIGNALS) process.on(signal, stop);
   for (let i = 0; i < config.workers; i++) cluster.fork();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
+import { ShutdownState } from './health/shutdown-state';
 import { Connections } from './http/connections';
 import { exitAfterLogs } from './logging/logging';
 import { Metrics } from './metrics/metrics';
@@ -14,6 +15,7 @@ import { gracefulShutdown, SIGNALS } from './shutdown';
 /** Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot. */
 export async function serve(config: AppConfig, logger: Logger): Promise<void> {
   const connections = new Connections();
+  const shutdownState = new ShutdownState();
   // Before the app, so that its first request is traced; the SDK is loaded only when asked for.
   const stopTracing =
     config.tracing === undefined
@@ -21,7 +23,7 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
       : (await import('./tracing/tracing-sdk.js')).startTracing(config.tracing.endpoint, config.tracing.serviceName);
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, logger, connections);
+    app = await createApp(config, logger, connections, shutdownState);
     await app.init();
   } catch (error) {
     if (error instanceof StoreOpenError) logger.fatal(error.message);
@@ -46,7 +48,7 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
       logger.warn({ context: 'Tracing', err: error }, 'could not export the last spans'),
     );
   };
-  const shutdown = gracefulShutdown(server, connections, closeApp, logger);
+  const shutdown = gracefulShutdown(server, connections, shutdownState, config.shutdownDelayMs, closeApp, logger);
   for (const signal of SIGNALS) process.on(signal, shutdown);
 
   let address: AddressInfo;

@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import type { ShutdownState } from './health/shutdown-state';
 import type { Connections } from './http/connections';
 import { exitAfterLogs } from './logging/logging';
 
-/** Past this, a shutdown that is still waiting on something gives up (exit code 1). */
+/** Past this (after SHUTDOWN_DELAY), a shutdown that is still waiting on something gives up (exit code 1). */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** At most how long a shutdown keeps accepting the connections already waiting in the kernel. */
@@ -41,30 +42,41 @@ function stopListening(server: Server): Promise<void> {
 }
 
 /**
- * What SIGTERM/SIGINT do: refuse new requests, close idle connections, let the requests in flight
- * finish, stop accepting, then close the application (and with it the store) and exit 0; exit 1 if that takes
- * longer than SHUTDOWN_DEADLINE_MS or fails. (Nest's enableShutdownHooks would re-raise the
- * signal and so exit 143; and Nest's own close would close the store before the last answers.)
+ * What SIGTERM/SIGINT do: readiness (and `/health`) fail at once; for `delayMs` (SHUTDOWN_DELAY)
+ * everything else goes on as before, so that a load balancer or Kubernetes, probing every few
+ * seconds, sees it and stops routing here before anything is refused; then refuse new requests,
+ * close idle connections, let the requests in flight finish, stop accepting, close the
+ * application (and with it the store) and exit 0; exit 1 if the drain takes longer than
+ * SHUTDOWN_DEADLINE_MS or fails. (Nest's enableShutdownHooks would re-raise the signal and so
+ * exit 143; and Nest's own close would close the store before the last answers.)
  */
 export function gracefulShutdown(
   server: Server,
   connections: Connections,
+  state: ShutdownState,
+  delayMs: number,
   closeApp: () => Promise<void>,
   logger: Logger,
 ): (signal: NodeJS.Signals) => void {
   return (signal) => {
-    if (connections.active) return;
+    if (state.requested) return;
+    state.request();
     const began = Date.now();
-    logger.info({ context: 'Shutdown' }, `${signal}: finishing requests in flight, then closing the store`);
+    logger.info(
+      { context: 'Shutdown', delayMs },
+      delayMs > 0
+        ? `${signal}: not ready; serving for ${delayMs} ms more, then finishing requests in flight and closing the store`
+        : `${signal}: finishing requests in flight, then closing the store`,
+    );
     setTimeout(() => {
-      logger.error({ context: 'Shutdown' }, `still busy after ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
+      logger.error({ context: 'Shutdown' }, `still busy ${SHUTDOWN_DEADLINE_MS} ms into the drain; exiting anyway`);
       exitAfterLogs(logger, 1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
+    }, delayMs + SHUTDOWN_DEADLINE_MS).unref();
     // The port stays open while the requests in flight finish, answering what arrives meanwhile
     // (503, and the probes: readiness 503, liveness 200), so that a load balancer or Kubernetes
     // sees a draining instance rather than a vanished one; then it closes.
-    connections
-      .start()
+    new Promise((resolve) => setTimeout(resolve, delayMs))
+      .then(() => connections.start())
       .then(() => stopListening(server))
       .then(closeApp)
       .then(

@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       logFormat: 'auto',
       workers: 1,
       trustProxy: false,
+      shutdownDelayMs: 0,
     });
     expect(config.metrics).toBeUndefined();
   });
@@ -30,6 +31,7 @@ describe('loadConfig', () => {
       METRICS_HOST: '0.0.0.0',
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      SHUTDOWN_DELAY: '5',
     });
     expect(config).toEqual({
       port: 8080,
@@ -43,8 +45,10 @@ describe('loadConfig', () => {
       metrics: { port: 9464, host: '0.0.0.0' },
       trustProxy: 'loopback, 10.0.0.0/8',
       tracing: { endpoint: 'http://collector:4318', serviceName: 'plant-store' },
+      shutdownDelayMs: 5000,
     });
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ SHUTDOWN_DELAY: '0.25' }).shutdownDelayMs).toBe(250);
   });
 
   it.each([
@@ -69,6 +73,9 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: 'everyone' }, 'TRUST_PROXY'],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ SHUTDOWN_DELAY: '5s' }, 'SHUTDOWN_DELAY'],
+    [{ SHUTDOWN_DELAY: '-1' }, 'SHUTDOWN_DELAY'],
+    [{ SHUTDOWN_DELAY: '3601' }, 'SHUTDOWN_DELAY'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable} `));

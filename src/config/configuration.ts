@@ -36,6 +36,11 @@ export interface AppConfig {
   readonly trustProxy: number | string | false;
   /** Where OpenTelemetry spans go (OTLP/HTTP) and under which service name; undefined: no tracing. */
   readonly tracing: { readonly endpoint: string; readonly serviceName: string } | undefined;
+  /**
+   * After SIGTERM, how long readiness fails while the port goes on serving normally, before the
+   * drain: the time a load balancer or Kubernetes needs to see it and stop routing here.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -63,6 +68,7 @@ export const DEFAULTS = {
   TRUST_PROXY: '',
   OTEL_EXPORTER_OTLP_ENDPOINT: '',
   OTEL_SERVICE_NAME: 'plant-store',
+  SHUTDOWN_DELAY: '0',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -185,6 +191,17 @@ function parseRateLimit(raw: string): number | undefined {
   return Number(raw);
 }
 
+/** Seconds, as a systemd or Kubernetes setting would give them: `5`, `0.5`; at most an hour. */
+function parseShutdownDelay(raw: string): number {
+  if (!/^\d{1,4}(\.\d{1,3})?$/.test(raw) || Number(raw) > 3600) {
+    throw new ConfigError(
+      'SHUTDOWN_DELAY',
+      `must be a number of seconds from 0 to 3600, such as 5 or 0.5, got "${raw}"`,
+    );
+  }
+  return Math.round(Number(raw) * 1000);
+}
+
 /**
  * The environment the service reads: the real environment over a `.env` file in the working
  * directory, if there is one (the dotenv format; real variables win, as with @nestjs/config).
@@ -215,5 +232,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     metrics: parseMetrics(read(env, 'METRICS_PORT'), read(env, 'METRICS_HOST')),
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
     tracing: parseTracing(read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'), read(env, 'OTEL_SERVICE_NAME')),
+    shutdownDelayMs: parseShutdownDelay(read(env, 'SHUTDOWN_DELAY')),
   };
 }

@@ -2,11 +2,17 @@ import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Metrics } from '../metrics/metrics';
+import { PostgresStoreCheck } from './postgres-store-check';
+import { SqliteStoreCheck } from './sqlite-store-check';
+import { StoreCheck } from './store-check';
 import { StoreOutage } from './store-outage';
+import { storeProvider } from './store-provider';
+import { StoreRecovery } from './store-recovery';
 
 /**
- * The store connection and the outage log, for every feature module; each feature provides its
- * own store implementations with `storeProvider`. The DataSource comes in already open and
+ * The store connection, the outage log, the check of whether the store takes writes (for the
+ * health probes) and what ends an outage by itself, for every feature module; each feature
+ * provides its own store implementations with `storeProvider`. The DataSource comes in already open and
  * migrated (`openStore`, before the application is built, so that a store that cannot be
  * opened stops the start with one clear line); TypeORM's module owns it from then on and closes
  * it when the application closes.
@@ -29,8 +35,10 @@ export class DatabaseModule {
           inject: [Metrics],
           useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
         },
+        storeProvider(StoreCheck, { sqlite: SqliteStoreCheck, postgres: PostgresStoreCheck }),
+        StoreRecovery,
       ],
-      exports: [StoreOutage],
+      exports: [StoreOutage, StoreCheck],
     };
   }
 }

@@ -20,21 +20,35 @@ import { StoreUnavailableError } from './store-unavailable.error';
 export const POSTGRES_STATEMENT_TIMEOUT_MS = 3000;
 export const POSTGRES_LOCK_TIMEOUT_MS = 2000;
 export const POSTGRES_POOL_WAIT_MS = 3000;
+/**
+ * How long the client waits for any answer of a bounded transaction: the pool wait, the
+ * statement bound and a margin for the round trip. Past it the connection is dropped (a
+ * PostgreSQL that stopped answering, a network that lost it): the server's own bounds cannot
+ * fire on a server that does not run.
+ */
+const POSTGRES_ANSWER_WAIT_MS = POSTGRES_POOL_WAIT_MS + POSTGRES_STATEMENT_TIMEOUT_MS + 1000;
 
 /**
- * SQLSTATE classes and codes that mean "the server cannot answer now": connection exceptions
- * (08), insufficient resources (53), operator intervention (57: shutdown, cancel by our own
- * statement_timeout), lock not available (55P03) and a serialization or deadlock failure (40).
+ * SQLSTATE classes and codes that mean "the store cannot take a create now", as opposed to a bug
+ * of ours: connection exceptions (08), a read-only transaction (25: a standby, or a pooler
+ * pointed at one after a failover), authorization and catalog failures (28, 3D, 3F: a password
+ * rotated, the database dropped), a serialization or deadlock failure (40), insufficient
+ * resources (53: a full disk, too many connections), objects in use or locked (55), operator
+ * intervention (57: shutdown, cancel by our own statement_timeout), system and internal errors
+ * (58, XX: I/O, corruption), and a schema the service cannot use: insufficient privilege
+ * (42501), a missing table or column (42P01, 42703).
  */
-const UNAVAILABLE_SQLSTATE = /^(08|53|57|40)|^55P03$/;
+const UNAVAILABLE_SQLSTATE = /^(08|25|28|3D|3F|40|53|55|57|58|XX)|^(42501|42P01|42703)$/;
 
 /**
  * A pg error as the rest of the service should see it. The server's answer (a DatabaseError,
  * with its SQLSTATE) is judged by its SQLSTATE; anything else is the connection failing
- * (refused, reset, a broken pipe, terminated, a pool timeout), which is unavailability by
- * definition. The class decides, not the code's shape: `EPIPE` is five capitals too.
+ * (refused, reset, a broken pipe, terminated, a pool timeout, no answer in time), which is
+ * unavailability by definition. The class decides, not the code's shape: `EPIPE` is five
+ * capitals too.
  */
 export function postgresFailure(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
   if (error instanceof DatabaseError) {
     const code = error.code ?? '';
     return UNAVAILABLE_SQLSTATE.test(code) ? new StoreUnavailableError(`SQLSTATE ${code}`, { cause: error }) : error;
@@ -86,6 +100,11 @@ const BOUNDS =
   `SET LOCAL lock_timeout = ${POSTGRES_LOCK_TIMEOUT_MS}; ` +
   `SET LOCAL idle_in_transaction_session_timeout = ${POSTGRES_STATEMENT_TIMEOUT_MS * 2}`;
 
+/** pg reads `query_timeout` from a query's own config too; its types declare it for the client only. */
+function within(query: QueryConfig, ms: number): QueryConfig {
+  return Object.assign(query, { query_timeout: ms });
+}
+
 /**
  * Runs one statement in a transaction the server bounds: `BEGIN` with the bounds, the
  * statement, `COMMIT`, pipelined on one connection (one round trip). Rejects if any of the
@@ -93,15 +112,22 @@ const BOUNDS =
  * that failed leaves the outcome unknown, which the caller reports as unavailability. The
  * statement is unnamed: a named one belongs to one server connection, which a pooler does not
  * keep for the next transaction.
+ *
+ * A connection from our pool to a pooler is not yet a connection to PostgreSQL: a paused
+ * PgBouncer, one retrying its login to a restarted server, or a session pool with none free,
+ * holds `BEGIN` before PostgreSQL sees it, where none of the server's bounds can start. So the
+ * client bounds the wait itself: no answer to `BEGIN` within POSTGRES_POOL_WAIT_MS, or to the
+ * rest within POSTGRES_ANSWER_WAIT_MS, and pg drops the connection (the caller releases it as
+ * broken): the request is answered 503, and nothing of it was committed.
  */
 export async function boundedQuery<R extends QueryResultRow>(
   client: PoolClient,
   query: QueryConfig,
 ): Promise<QueryResult<R>> {
   const [begun, result, committed] = await Promise.allSettled([
-    client.query(`BEGIN; ${BOUNDS}`),
-    client.query<R>(query),
-    client.query('COMMIT'),
+    client.query(within({ text: `BEGIN; ${BOUNDS}` }, POSTGRES_POOL_WAIT_MS)),
+    client.query<R>(within({ text: query.text, values: query.values }, POSTGRES_ANSWER_WAIT_MS)),
+    client.query(within({ text: 'COMMIT' }, POSTGRES_ANSWER_WAIT_MS)),
   ]);
   if (begun.status === 'rejected') throw begun.reason;
   if (result.status === 'rejected') throw result.reason;

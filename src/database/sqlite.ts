@@ -20,7 +20,14 @@ import { StoreUnavailableError } from './store-unavailable.error';
 export const SQLITE_LOCK_WAIT_MS = 5000;
 
 /** Primary result codes meaning "the file cannot be used right now", not a bug of ours. */
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT)(_|$)/;
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT|PERM)(_|$)/;
+
+/**
+ * A schema the service cannot use (its tables dropped by a revert while it ran, a file of
+ * another application): SQLite says so with its generic SQLITE_ERROR, so here alone the
+ * message decides, and only these two wordings of it.
+ */
+const MISSING_SCHEMA = /^no such (table|column): /;
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -35,6 +42,9 @@ export function isSqliteBusy(error: unknown): boolean {
 export function sqliteFailure(error: unknown): unknown {
   const code = codeOf(error);
   if (code !== undefined && UNAVAILABLE.test(code)) return new StoreUnavailableError(code, { cause: error });
+  if (code === 'SQLITE_ERROR' && MISSING_SCHEMA.test((error as Error).message)) {
+    return new StoreUnavailableError(`${code}: ${(error as Error).message}`, { cause: error });
+  }
   return error;
 }
 
@@ -76,15 +86,21 @@ export class PreparedStatement<Params extends unknown[], Row = unknown> {
 
 /**
  * Whether the files on disk are still the ones this process has open: the database, its `-wal`
- * and its `-shm`. Deleting or replacing any of them under a running server (a restore done by
- * hand, a clean-up script) would let it go on writing to a file no one else will ever read, or
- * apart from every other process: acknowledged creates lost, a revoked token still accepted.
- * Each is compared by device and inode; once a file differs, the store is lost for good in this
+ * and its `-shm`. Deleting, replacing or truncating any of them under a running server (a
+ * restore done by hand, a clean-up script) would let it go on writing to a file no one else will
+ * ever read, apart from every other process, or after a hole that recovery stops at:
+ * acknowledged creates lost, a revoked token still accepted. Each is compared by device and inode
+ * and must not have shrunk: while any connection is open, SQLite only ever grows them (this
+ * service never truncates its log, and it is removed only when the last connection closes), so
+ * a smaller file was cut by someone else. Once a file differs, the store is lost for good in this
  * process (StoreUnavailableError, every time) until it is restarted on the files as they are.
- * Checked after every commit and every token read: three `stat` calls, a few microseconds.
+ * Checked before every batch is written (under the write lock), after every commit and every
+ * token read: three `stat` calls each time. What it cannot see is a file overwritten in place
+ * with other content of at least the same size (`cp other.sqlite` over the store): see
+ * "Guarantees" in docs/operations.md.
  */
 export class SqliteFiles {
-  private readonly files: { path: string; dev: number; ino: number }[];
+  private readonly files: { path: string; dev: number; ino: number; size: number }[];
   private lost?: StoreUnavailableError;
 
   constructor(
@@ -95,23 +111,32 @@ export class SqliteFiles {
     const paths = typeof path === 'string' && path !== ':memory:' ? [path, `${path}-wal`, `${path}-shm`] : [];
     this.files = paths.flatMap((file) => {
       const stat = statSync(file, { throwIfNoEntry: false });
-      return stat === undefined ? [] : [{ path: file, dev: stat.dev, ino: stat.ino }];
+      return stat === undefined ? [] : [{ path: file, dev: stat.dev, ino: stat.ino, size: stat.size }];
     });
   }
 
-  /** Throws StoreUnavailableError if any file is gone or another file stands at its path. */
+  /** Throws StoreUnavailableError if any file is gone, another file stands at its path, or it shrank. */
   check(): void {
     if (this.lost !== undefined) throw this.lost;
     for (const file of this.files) {
       const now = statSync(file.path, { throwIfNoEntry: false });
-      if (now === undefined || now.dev !== file.dev || now.ino !== file.ino) {
+      const what =
+        now === undefined
+          ? 'deleted'
+          : now.dev !== file.dev || now.ino !== file.ino
+            ? 'replaced'
+            : now.size < file.size
+              ? 'truncated'
+              : undefined;
+      if (what !== undefined) {
         this.lost = new StoreUnavailableError(
-          `the SQLite file ${file.path} was ${now === undefined ? 'deleted' : 'replaced'} while the server had it ` +
-            'open; nothing more is written to it: restart the server',
+          `the SQLite file ${file.path} was ${what} while the server had it open; nothing more is written to it: ` +
+            'restart the server',
         );
         this.outage.broken(this.lost);
         throw this.lost;
       }
+      file.size = now!.size;
     }
   }
 }

@@ -9,11 +9,12 @@ export interface OutageLog {
 
 /**
  * Logs a store outage twice: when it starts (the first failure, with its cause) and when it
- * ends (the first success after it, with its length). Every request that meets the outage
- * answers 503, but none writes a log line of its own beyond its request line: an outage of a
- * minute under load would otherwise write a stack trace per request. Any store operation may
- * report a failure; only a durable create reports success, because a read that works (a token
- * lookup while another process holds the write lock) does not mean the outage is over.
+ * ends (with its length). Every request that meets the outage answers 503, but none writes a
+ * log line of its own beyond its request line: an outage of a minute under load would otherwise
+ * write a stack trace per request. Any store operation, and the health check, may report a
+ * failure; only evidence that the store takes writes ends it: a durable create, or StoreRecovery's
+ * own check, which runs while the outage lasts so that it ends without traffic. A read that works
+ * (a token lookup while another process holds the write lock) does not.
  *
  * The metrics hear the same: `plant_store_store_up`, and every commit's size and duration.
  *
@@ -23,6 +24,7 @@ export interface OutageLog {
 export class StoreOutage {
   private since?: number;
   private lost = false;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(
     private readonly logger?: OutageLog,
@@ -32,6 +34,16 @@ export class StoreOutage {
   /** An outage is in progress: creates fail, so health says down. */
   get active(): boolean {
     return this.since !== undefined;
+  }
+
+  /** The store was lost for good (`broken`): nothing ends this outage but a restart. */
+  get permanent(): boolean {
+    return this.lost;
+  }
+
+  /** Calls `listener` each time an outage starts. */
+  onStart(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   /**
@@ -64,11 +76,17 @@ export class StoreOutage {
     this.metrics?.storeAvailable(false);
     const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : undefined;
     this.logger?.error({ msg: `store outage started: ${error.message}`, cause });
+    for (const listener of this.listeners) listener();
   }
 
   /** A batch of `size` creates is durably committed, in `seconds`. */
   committed(size: number, seconds: number): void {
     this.metrics?.committed(size, seconds);
+    this.recovered();
+  }
+
+  /** The store took a write: the outage, if there is one (and the store is not lost), ends. */
+  recovered(): void {
     if (this.since === undefined || this.lost) return;
     const durationMs = Date.now() - this.since;
     this.since = undefined;

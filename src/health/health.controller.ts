@@ -1,46 +1,51 @@
 import { All, Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { HealthCheckService, type HealthCheckResult, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthCheckService, type HealthCheckResult, HealthIndicatorService } from '@nestjs/terminus';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
+import { StoreCheck } from '../database/store-check';
 import { StoreOutage } from '../database/store-outage';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
-import { Connections } from '../http/connections';
+import { ShutdownState } from './shutdown-state';
 
-/** How long the store may take to answer the health check's ping. */
-const PING_TIMEOUT_MS = 1000;
+/** How long the store may take to answer the health check. */
+const CHECK_TIMEOUT_MS = 1000;
 
 /** The body of a probe that fails: what is down, never why (the why is in the log). */
-function down(what: 'store' | 'process', status: 'down' | 'draining'): object {
+function down(what: 'store' | 'process', status: 'down' | 'stopping'): object {
   return { status: 'error', info: {}, error: { [what]: { status } }, details: { [what]: { status } } };
 }
 
 /**
  * Operational, not part of the interface: public, left out of the OpenAPI document, and the only
  * routes whose failure is a real HTTP 503, because load balancers and Kubernetes read the status,
- * not the body. They say whether the store answers, never why not: the driver's error text
+ * not the body. They say whether the store takes creates, never why not: the driver's error text
  * (hosts, ports, paths) is for the log, not for anyone who can reach the port.
  *
- * - `/health/live` (liveness): 200 whenever the process can answer at all, draining included.
- * - `/health/ready` (readiness): 200 while the store answers, no store outage is in progress
- *   and the process is not draining; 503 from the moment SIGTERM arrives.
- * - `/health`: the store check alone, as before there were two probes.
+ * The store is up when no outage is in progress and StoreCheck.ready finds everything a create
+ * needs (the tables, the right to write them, a store that is not read-only). A store found
+ * unable to take creates starts an outage, logged once, which StoreRecovery ends by itself.
+ *
+ * - `/health/live` (liveness): 200 whenever the process can answer at all, stopping included.
+ * - `/health/ready` (readiness) and `/health`: 200 while the store is up and the process has not
+ *   been asked to stop; 503 from the moment SIGTERM arrives, through SHUTDOWN_DELAY and the drain.
  */
 @ApiExcludeController()
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly store: TypeOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
+    private readonly store: StoreCheck,
     private readonly outage: StoreOutage,
-    private readonly connections: Connections,
+    private readonly shutdown: ShutdownState,
   ) {}
 
   @Get()
   @Public()
   check(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResult | object> {
-    return this.storeCheck(response);
+    return this.ready(response);
   }
 
   @Get('live')
@@ -52,23 +57,32 @@ export class HealthController {
   @Get('ready')
   @Public()
   async ready(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResult | object> {
-    if (this.connections.active) {
+    if (this.shutdown.requested) {
       response.status(503);
-      return down('process', 'draining');
+      return down('process', 'stopping');
     }
-    return this.storeCheck(response);
-  }
-
-  private async storeCheck(response: Response): Promise<HealthCheckResult | object> {
     try {
-      // A store that answers a ping may still fail every create (a full disk, corrupt pages, its
-      // files replaced): while an outage is in progress, it is down.
+      // An outage is in progress: creates fail, whatever a look at the store would say now.
       if (this.outage.active) throw new Error('store outage in progress');
-      return await this.health.check([() => this.store.pingCheck('store', { timeout: PING_TIMEOUT_MS })]);
+      return await this.health.check([() => this.storeIndicator()]);
     } catch {
       response.status(503);
       return down('store', 'down');
     }
+  }
+
+  private storeIndicator() {
+    return this.indicators
+      .check('store')
+      .attempt(async () => {
+        try {
+          await this.store.ready();
+        } catch (error) {
+          this.outage.report(error);
+          throw error;
+        }
+      })
+      .withTimeout(CHECK_TIMEOUT_MS);
   }
 
   /** Any other method: 405, as on /plants. Declared below the GETs, which Express tries first. */

@@ -18,8 +18,8 @@ export const DRAIN_IDLE_GRACE_MS = 250;
 /** How often responses are checked against their deadline (see enforceDeadline). */
 export const DEADLINE_CHECK_MS = 1_000;
 
-/** The health probes, answered during a drain too. */
-const PROBES = new Set(['/health/live', '/health/ready']);
+/** The health probes, answered during a drain too (the store's and readiness 503, liveness 200). */
+const PROBES = new Set(['/health', '/health/live', '/health/ready']);
 
 /** A request waiting for its turn, or a refusal of bytes that never became a request. */
 type Turn = { request: IncomingMessage; response: ServerResponse } | (() => void);
@@ -97,16 +97,30 @@ export class Connections {
   }
 
   /**
-   * Cuts the connection of every response not delivered within `deadlineMs` of its request's
-   * start, whatever moves on it (a client reading a byte a second keeps the idle timeout from
-   * firing). One check of every open connection each DEADLINE_CHECK_MS, against the deadline less
-   * that period, rather than a timer and a listener for every request.
+   * Every response is delivered within `deadlineMs` of its request's start: one whose answer has
+   * begun but not been read (a client reading a byte a second keeps the idle timeout from firing)
+   * has its connection cut; a request that arrived whole but has no answer yet (nothing the
+   * service waits for should last this long: every store wait is bounded) is answered 503 and
+   * its connection closed. One check of every open connection each DEADLINE_CHECK_MS, against
+   * the deadline less that period, rather than a timer and a listener for every request.
    */
   enforceDeadline(server: Server, deadlineMs: number): void {
     const check = setInterval(() => {
       const late = Date.now() - (deadlineMs - DEADLINE_CHECK_MS);
       for (const connection of this.open.values()) {
-        if (connection.active !== undefined && connection.since <= late) connection.active.destroy();
+        const response = connection.active;
+        if (response === undefined || connection.since > late) continue;
+        if (response.headersSent || !response.req.complete) {
+          response.destroy();
+        } else {
+          response.setHeader('Connection', 'close');
+          writeError(
+            response.req,
+            response,
+            { error: ErrorCode.ServiceUnavailable, message: 'The server could not answer in time; try again' },
+            { 'Retry-After': '1' },
+          );
+        }
       }
     }, DEADLINE_CHECK_MS).unref();
     server.once('close', () => clearInterval(check));

@@ -28,7 +28,8 @@ const LOCK_RETRY_MS = 1;
  * key, in arrival order: the first of two creates of one id wins. IMMEDIATE takes the write lock
  * up front, so a file another process holds fails at once, before any write, and the batch
  * waits for it without blocking (busy timeout 0, retried on a timer), for at most
- * SQLITE_LOCK_WAIT_MS. After each commit the files are checked to be the ones on disk.
+ * SQLITE_LOCK_WAIT_MS. Before each batch and after each commit the files are checked to be the
+ * ones on disk, whole (SqliteFiles).
  */
 export class SqlitePlantStore implements PlantStore {
   private readonly batches: GroupCommit<PlantEntity, Outcome>;
@@ -89,6 +90,9 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   private insertAll(batch: readonly PlantEntity[]): Outcome[] {
+    // Under the write lock, before writing: a log cut short since the last look would put this
+    // batch after a hole that recovery never reads past.
+    this.files.check();
     const insert = this.insert.get();
     const select = this.select.get();
     return batch.map((row) => {

@@ -1,0 +1,55 @@
+import type { DataSource } from 'typeorm';
+import { boundedQuery, isTransportFailure, postgresClient, postgresFailure } from './postgres';
+import { StoreCheck } from './store-check';
+import { StoreUnavailableError } from './store-unavailable.error';
+
+/**
+ * In one bounded transaction (boundedQuery, through the same pool as the creates): the lock an
+ * INSERT takes on `plant` and the one a read takes on `api_token`, without waiting (a missing
+ * table, and a table locked by someone else, fail here as they would for a create); the rights
+ * a create needs (the lock asks for any right to write, not INSERT's); and whether the
+ * transaction is read-only (a standby, or a database set `default_transaction_read_only`: what
+ * a pooler pointed at a replica after a failover looks like). Nothing is written and no
+ * transaction id is taken. What only a write would show (a full disk) ends an outage when the
+ * next create succeeds.
+ */
+const CHECK =
+  'LOCK TABLE "plant" IN ROW EXCLUSIVE MODE NOWAIT; ' +
+  'LOCK TABLE "api_token" IN ACCESS SHARE MODE NOWAIT; ' +
+  `SELECT current_setting('transaction_read_only') AS "readOnly", ` +
+  // One right per call: a list asks whether any of them is held.
+  `has_table_privilege('"plant"', 'INSERT') AND has_table_privilege('"plant"', 'SELECT') ` +
+  `AND has_table_privilege('"api_token"', 'SELECT') AS "mayWrite"`;
+
+interface CheckRow {
+  readOnly: string;
+  mayWrite: boolean;
+}
+
+export class PostgresStoreCheck extends StoreCheck {
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  async ready(): Promise<void> {
+    const client = await postgresClient(this.dataSource);
+    let broken = false;
+    let row: CheckRow | undefined;
+    try {
+      // Several statements in one text: pg answers with one result each.
+      const results = (await boundedQuery(client, { text: CHECK })) as unknown as { rows: CheckRow[] }[];
+      row = results.at(-1)?.rows[0];
+    } catch (error) {
+      broken = isTransportFailure(error);
+      throw postgresFailure(error);
+    } finally {
+      client.release(broken);
+    }
+    if (row?.readOnly !== 'off') throw new StoreUnavailableError('the database is read-only');
+    if (row.mayWrite !== true) throw new StoreUnavailableError('the user may not write the tables (SQLSTATE 42501)');
+  }
+
+  takesWrites(): Promise<void> {
+    return this.ready();
+  }
+}

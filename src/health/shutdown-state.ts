@@ -1,0 +1,16 @@
+/**
+ * Whether this process has been asked to stop (SIGTERM/SIGINT). From that moment the readiness
+ * probe and `/health` answer 503, so that load balancers and Kubernetes stop routing here while
+ * the port still serves (SHUTDOWN_DELAY), before the drain begins (see `gracefulShutdown`).
+ */
+export class ShutdownState {
+  private since?: number;
+
+  get requested(): boolean {
+    return this.since !== undefined;
+  }
+
+  request(): void {
+    this.since ??= Date.now();
+  }
+}
