@@ -4,10 +4,13 @@ export interface PgBouncer {
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
+  admin(command: string): Promise<Record<string, unknown>[]>;
+  repoint(host: string, port: number): Promise<void>;
 }
 export function pgbouncerPath(): string | undefined;
 export function startPgBouncer(options: {
   upstream: string;
   mode?: 'transaction' | 'session';
   poolSize?: number;
+  serverLoginRetry?: number;
 }): Promise<PgBouncer>;

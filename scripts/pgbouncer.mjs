@@ -6,6 +6,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 
 /** Where Debian installs it; undefined when it is not installed. */
 export function pgbouncerPath() {
@@ -38,9 +39,11 @@ function accepts(port) {
 
 /**
  * Starts PgBouncer in `mode` (transaction or session) in front of `upstream` (a postgres:// URL
- * of the server; its user is the one clients connect as). Resolves once it accepts connections.
+ * of the server; its user is the one clients connect as, and may use the admin console).
+ * Resolves once it accepts connections. `serverLoginRetry` is its `server_login_retry` in
+ * seconds (PgBouncer's default: 15).
  */
-export async function startPgBouncer({ upstream, mode = 'transaction', poolSize = 20 }) {
+export async function startPgBouncer({ upstream, mode = 'transaction', poolSize = 20, serverLoginRetry = 15 }) {
   const binary = pgbouncerPath();
   if (binary === undefined) throw new Error('pgbouncer is not installed (apt-get install pgbouncer)');
   const server = new URL(upstream);
@@ -49,11 +52,10 @@ export async function startPgBouncer({ upstream, mode = 'transaction', poolSize 
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-pgbouncer-'));
   chmodSync(dir, 0o777); // the postgres user writes its log here
   writeFileSync(join(dir, 'users.txt'), `"${user}" ""\n`, { mode: 0o644 });
-  writeFileSync(
-    join(dir, 'pgbouncer.ini'),
+  const config = (serverHost, serverPort) =>
     [
       '[databases]',
-      `* = host=${server.hostname} port=${server.port || 5432}`,
+      `* = host=${serverHost} port=${serverPort}`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
@@ -64,10 +66,22 @@ export async function startPgBouncer({ upstream, mode = 'transaction', poolSize 
       `default_pool_size = ${poolSize}`,
       'max_client_conn = 1000',
       `logfile = ${join(dir, 'pgbouncer.log')}`,
+      `admin_users = ${user}`,
+      `server_login_retry = ${serverLoginRetry}`,
       '',
-    ].join('\n'),
-    { mode: 0o644 },
-  );
+    ].join('\n');
+  writeFileSync(join(dir, 'pgbouncer.ini'), config(server.hostname, server.port || 5432), { mode: 0o644 });
+  /** Runs one command on PgBouncer's admin console (PAUSE, RESUME, RELOAD, SHOW ...). */
+  const admin = async (command) => {
+    const client = new pg.Client({ host: '127.0.0.1', port, user, database: 'pgbouncer' });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return (await client.query(command)).rows;
+    } finally {
+      await client.end();
+    }
+  };
   const asRoot = process.getuid?.() === 0 ? ['-u', 'postgres'] : [];
   let child;
   const start = async () => {
@@ -102,6 +116,12 @@ export async function startPgBouncer({ upstream, mode = 'transaction', poolSize 
     stop,
     /** Starts it again on the same port after stop(). */
     start,
+    admin,
+    /** Points every database at another server (a failover's new primary), as an operator would. */
+    async repoint(host, serverPort) {
+      writeFileSync(join(dir, 'pgbouncer.ini'), config(host, serverPort), { mode: 0o644 });
+      await admin('RELOAD');
+    },
     async close() {
       await stop();
       rmSync(dir, { recursive: true, force: true });

@@ -13,6 +13,16 @@ import { sleep, timed } from '../support/sockets';
 
 jest.setTimeout(60_000);
 
+/** Polls readiness alone (no create) until it answers 200; how long that took. */
+async function readyAgain(server: ServerProcess, withinMs = 5_000): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < withinMs) {
+    if ((await fetch(`${server.url}/health/ready`)).status === 200) return Date.now() - started;
+    await sleep(50);
+  }
+  throw new Error(`readiness did not come back within ${withinMs} ms`);
+}
+
 async function create(server: ServerProcess, token: string, id: number): Promise<unknown> {
   const response = await fetch(`${server.url}/plants`, {
     method: 'POST',
@@ -26,7 +36,7 @@ const describeOnSqlite = testStoreKind() === 'sqlite' ? describe : describe.skip
 const describeOnPostgres = testStoreKind() === 'postgres' ? describe : describe.skip;
 
 describeOnSqlite('a SQLite file locked by another process', () => {
-  it('keeps answering everyone else, answers creates 503 after the wait, and logs the outage once', async () => {
+  it('keeps answering everyone else, answers creates 503 after the wait, is ready again by itself, and logs the outage once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-lock-'));
     const databaseUrl = `sqlite:${join(dir, 'store.sqlite')}`;
     const token = await createToken(databaseUrl, 'lock');
@@ -47,8 +57,11 @@ describeOnSqlite('a SQLite file locked by another process', () => {
       expect(locked.ms).toBeGreaterThan(4_000);
       expect(locked.ms).toBeLessThan(7_000);
       expect(await create(server, token, 2)).toMatchObject({ error: 503 });
+      expect((await fetch(`${server.url}/health/ready`)).status).toBe(503);
 
       other.exec('ROLLBACK');
+      // No create: a balancer that took the instance out sends only its probe.
+      expect(await readyAgain(server)).toBeLessThan(2_000);
       expect(await create(server, token, 3)).toEqual({ name: 'locked out' });
       await sleep(100);
       const lines = server.output();
@@ -81,11 +94,15 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
       }
       const health = await timed(() => fetch(`${server.url}/health`));
       expect(health.ms).toBeLessThan(1_500);
+      expect(health.value.status).toBe(503);
       await other.query('ROLLBACK');
-      await sleep(500);
+      expect(await readyAgain(server)).toBeLessThan(2_000);
       const stored = await other.query('SELECT count(*)::int AS n FROM plant');
       expect(stored.rows[0]).toEqual({ n: 0 });
       expect(await create(server, token, 200)).toEqual({ name: 'locked out' });
+      const lines = server.output();
+      expect(lines.match(/store outage started/g)).toHaveLength(1);
+      expect(lines.match(/store outage ended/g)).toHaveLength(1);
     } finally {
       await other.end();
       await stopServer(server);

@@ -130,3 +130,92 @@ const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
     }
   });
 });
+
+/**
+ * PgBouncer in front but no server behind it for a while: paused (`PAUSE`, as an operator does
+ * for a switch-over), or stopped and started again. A create through a paused pooler never
+ * reaches PostgreSQL, so no server-side bound can start: the service bounds the wait itself, and
+ * answers 503 (logged as 503, not as a client that left); readiness says down, and comes back by
+ * itself once the pooler serves again, with no create sent.
+ */
+(runs ? describe : describe.skip)('PgBouncer paused or restarted', () => {
+  let database: TestDatabase;
+  let pooler: PgBouncer;
+  let server: ServerProcess;
+  let token: string;
+  let name: string;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    name = new URL(database.url).pathname.slice(1);
+    pooler = await startPgBouncer({ upstream: process.env.TEST_DATABASE_URL!, mode: 'transaction' });
+    token = await createToken(pooler.url(name), 'paused');
+    server = await startServer({ DATABASE_URL: pooler.url(name) });
+  });
+  afterAll(async () => {
+    if (server !== undefined) await stopServer(server);
+    await pooler?.close();
+    await database?.drop();
+  });
+
+  const create = async (id: number): Promise<{ answer: number | string; ms: number }> => {
+    const started = Date.now();
+    try {
+      const response = await fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ id, name: 'paused' }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const answer = response.status === 200 ? 200 : ((await response.json()) as { error: number }).error;
+      return { answer, ms: Date.now() - started };
+    } catch (error) {
+      return { answer: String((error as { cause?: unknown }).cause ?? error), ms: Date.now() - started };
+    }
+  };
+
+  const readyAgain = async (withinMs = 5_000): Promise<number> => {
+    const started = Date.now();
+    while (Date.now() - started < withinMs) {
+      if ((await fetch(`${server.url}/health/ready`)).status === 200) return Date.now() - started;
+      await sleep(50);
+    }
+    throw new Error(`readiness did not come back within ${withinMs} ms`);
+  };
+
+  it('paused: creates answered 503 within the 3 s pool bound, readiness down, then back by itself', async () => {
+    expect((await create(1)).answer).toBe(200);
+    await pooler.admin(`PAUSE "${name}"`);
+    try {
+      const waits = await Promise.all([create(2), create(3), create(4)]);
+      for (const { answer, ms } of waits) {
+        expect(answer).toBe(503);
+        expect(ms).toBeGreaterThan(2_500);
+        expect(ms).toBeLessThan(5_000);
+      }
+      expect((await fetch(`${server.url}/health/ready`)).status).toBe(503);
+    } finally {
+      await pooler.admin(`RESUME "${name}"`);
+    }
+    expect(await readyAgain()).toBeLessThan(2_000);
+    expect((await create(5)).answer).toBe(200);
+    // A store stall is the store's, never counted or logged as a client's failure.
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"path":"/plants"'));
+    expect(lines.filter((line) => line.includes('clientClosed'))).toEqual([]);
+    expect(lines.filter((line) => line.includes('"error":503'))).toHaveLength(3);
+  });
+
+  it('stopped and started again: readiness back by itself, with no create sent', async () => {
+    await pooler.stop();
+    try {
+      expect((await create(10)).answer).toBe(503);
+      expect((await fetch(`${server.url}/health/ready`)).status).toBe(503);
+    } finally {
+      await pooler.start();
+    }
+    expect(await readyAgain()).toBeLessThan(2_000);
+    expect((await create(11)).answer).toBe(200);
+  });
+});
