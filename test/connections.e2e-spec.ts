@@ -112,6 +112,11 @@ describe('connections', () => {
     it.each([
       ['an unknown token', (id: number) => create(id, 'pst_unknown')],
       ['the client asking to close', (id: number) => create(id, t.token, 'Connection: close\r\n')],
+      // Node's parser reads nothing after a request asking to upgrade (and this server upgrades none).
+      [
+        'a request asking to upgrade to WebSocket',
+        (id: number) => create(id, t.token, 'Connection: Upgrade\r\nUpgrade: websocket\r\n'),
+      ],
     ])('%s, then two creates: one answer, and neither create stored', async (_case, firstRequest) => {
       const [first, second, third] = [nextId++, nextId++, nextId++];
       const { reply } = await exchange(firstRequest(first) + create(second) + create(third));

@@ -1,12 +1,33 @@
-import { copyFileSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import request from 'supertest';
 import { testStoreKind } from './support/databases';
 import { startTestApp, type TestApp } from './support/app';
+import { PlantStore } from '../src/plants/plant-store';
 
 const describeOnSqlite = testStoreKind() === 'sqlite' ? describe : describe.skip;
 
+/** Copies the log into the database file, as any checkpoint does, so that it has pages to lose. */
+function checkpoint(path: string): void {
+  const db = new Database(path);
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } finally {
+    db.close();
+  }
+}
+
+/** A valid SQLite file smaller than the store: what `cp other.sqlite store.sqlite` writes in place. */
+function smallerStore(path: string): string {
+  const other = `${path}.other`;
+  new Database(other).close();
+  expect(statSync(other).size).toBeLessThan(statSync(path).size);
+  return other;
+}
+
 /**
- * An operator (or a script) deletes or replaces the store's files under the running server.
+ * An operator (or a script) deletes, replaces or cuts short the store's files under the running
+ * server.
  * Whatever it writes after that would be lost or kept apart from every other process, so from
  * then on it answers 503, says down on /health, and logs the file, and never answers 200 again.
  */
@@ -40,6 +61,25 @@ describeOnSqlite('SQLite files deleted or replaced under the server', () => {
       '',
       'replaced',
     ],
+    ['the -wal file truncated', () => truncateSync(`${path}-wal`, 0), '-wal', 'truncated'],
+    [
+      'the database file truncated',
+      () => {
+        checkpoint(path);
+        truncateSync(path, 0);
+      },
+      '',
+      'truncated',
+    ],
+    [
+      'the database file overwritten in place by a smaller store',
+      () => {
+        checkpoint(path);
+        copyFileSync(smallerStore(path), path);
+      },
+      '',
+      'truncated',
+    ],
   ])('%s: 503 from then on, /health down, and a log line naming the file', async (_case, act, suffix, what) => {
     expect((await create()).status).toBe(200);
     act();
@@ -49,5 +89,21 @@ describeOnSqlite('SQLite files deleted or replaced under the server', () => {
     }
     expect((await request(t.server).get('/health')).status).toBe(503);
     expect(log.some((line) => line.includes(`the SQLite file ${path}${suffix} was ${what}`))).toBe(true);
+  });
+});
+
+describeOnSqlite('the SQLite plant store, on its own', () => {
+  it('looks at its files under the write lock before each batch: a log cut short since the last commit is never written after', async () => {
+    const t = await startTestApp();
+    try {
+      const path = t.databaseUrl.replace(/^sqlite:/, '');
+      const store = t.app.get(PlantStore);
+      await expect(store.create({ id: '1', name: 'before', tag: null })).resolves.toBe('created');
+      // No request, so no token read, in between: only the store's own look can see it.
+      truncateSync(`${path}-wal`, 0);
+      await expect(store.create({ id: '2', name: 'after', tag: null })).rejects.toThrow(/was truncated/);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -1,9 +1,10 @@
 /**
- * @slow 10 s: starts a server for each of its cases
+ * @slow 16 s: starts a server for each of its cases
  */
 import { jest } from '@jest/globals';
 import { connect } from 'node:net';
-import { freshDatabase, type TestDatabase } from '../support/databases';
+import Database from 'better-sqlite3';
+import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
 import { createToken, startServer } from '../support/server-process';
 import { rawRequest, replyBody } from '../support/raw-http';
 import { open, sleep, timed } from '../support/sockets';
@@ -184,4 +185,101 @@ describe('graceful shutdown under load', () => {
     expect(answers).toContain(503);
     expect(await server.exited).toBe(0);
   });
+});
+
+/**
+ * What an orchestrator sees: readiness fails the moment SIGTERM arrives while the port goes on
+ * serving for SHUTDOWN_DELAY (a balancer probing every few seconds stops routing here before
+ * anything is refused); `/health` says HTTP 503 from then to the end; and nothing a client left
+ * behind can hold the drain.
+ */
+describe('graceful shutdown as orchestrators see it', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  const createOn = (url: string, token: string, id: number) =>
+    fetch(`${url}/plants`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Connection: 'close' },
+      body: JSON.stringify({ id, name: 'rolling' }),
+    });
+
+  it('with SHUTDOWN_DELAY: not ready at once, serving normally (new connections too) for the delay, then drained, exit 0', async () => {
+    const token = await createToken(database.url, 'delayed');
+    const server = await startServer({ DATABASE_URL: database.url, SHUTDOWN_DELAY: '1.5' });
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    while (!server.output().includes('SIGTERM: not ready')) await sleep(5);
+    expect((await fetch(`${server.url}/health/ready`)).status).toBe(503);
+    expect((await fetch(`${server.url}/health`)).status).toBe(503);
+    expect((await fetch(`${server.url}/health/live`)).status).toBe(200);
+    const during: number[] = [];
+    while (Date.now() - signalled < 1_200) {
+      during.push((await createOn(server.url, token, 10_000 + during.length)).status);
+      await sleep(100);
+    }
+    expect(during.length).toBeGreaterThan(5);
+    expect(during.every((status) => status === 200)).toBe(true);
+    const { value: code, ms } = await timed(() => server.exited);
+    expect(code).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1_500);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  (testStoreKind() === 'sqlite' ? it : it.skip)(
+    'answers /health with HTTP 503 during the drain, not only readiness',
+    async () => {
+      const dir = database.url.replace(/^sqlite:/, '').replace(/\/[^/]+$/, '');
+      const file = `${dir}/drain-health.sqlite`;
+      const url = `sqlite:${file}`;
+      const token = await createToken(url, 'drain-health');
+      const server = await startServer({ DATABASE_URL: url });
+      // A create held in flight by another process's write lock keeps the drain open.
+      const other = new Database(file);
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        const held = createOn(server.url, token, 1);
+        await sleep(200);
+        server.child.kill('SIGTERM');
+        while (!server.output().includes('finishing requests in flight')) await sleep(5);
+        const health = await fetch(`${server.url}/health`);
+        expect(health.status).toBe(503);
+        expect((await fetch(`${server.url}/health/ready`)).status).toBe(503);
+        expect((await fetch(`${server.url}/health/live`)).status).toBe(200);
+        other.exec('ROLLBACK');
+        expect((await held).status).toBe(200);
+        expect(await server.exited).toBe(0);
+      } finally {
+        other.close();
+      }
+    },
+  );
+
+  it.each(['ended its side', 'closed the connection'])(
+    'is not held by a client that sent half a body and %s: exit 0 at once',
+    async (how) => {
+      const token = await createToken(database.url, `half-${how.length}`);
+      const server = await startServer({ DATABASE_URL: database.url });
+      const socket = await open(server.port);
+      socket.write(
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":',
+      );
+      await sleep(100);
+      if (how === 'ended its side') socket.end();
+      else socket.destroy();
+      await sleep(100);
+      const { value: code, ms } = await timed(() => {
+        server.child.kill('SIGTERM');
+        return server.exited;
+      });
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(3_000);
+    },
+  );
 });

@@ -1,5 +1,5 @@
 /**
- * @slow 13 s: waits out the 10 s idle timeout
+ * @slow 22 s: waits out the 10 s idle timeout and the 20 s request deadline
  */
 import { jest } from '@jest/globals';
 import { freshDatabase, type TestDatabase } from '../support/databases';
@@ -40,5 +40,26 @@ describe('a client whose body stalls', () => {
     const requestId = /\r\nX-Request-Id: (\S+)\r\n/i.exec(reply)![1];
     await sleep(100);
     expect(server.output()).toContain(`"requestId":"${requestId}"`);
+  });
+
+  it('answers a body dribbled a byte a second (the idle timeout never fires) when the 20 s request deadline passes', async () => {
+    const socket = await open(server.port);
+    let reply = '';
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 100\r\n\r\n',
+    );
+    const dribble = setInterval(() => socket.writable && socket.write(' '), 1_000);
+    try {
+      const { ms } = await timed(() => closed);
+      expect(ms).toBeGreaterThan(19_000);
+      expect(ms).toBeLessThan(23_000);
+    } finally {
+      clearInterval(dribble);
+    }
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    expect(replyBody(reply)).toEqual({ error: 400, message: expect.stringMatching(/whole request within 20 s/) });
   });
 });
