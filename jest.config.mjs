@@ -57,6 +57,8 @@ export default {
       displayName: 'client',
       testMatch: ['<rootDir>/client/test/**/*.spec.ts'],
     },
+    // Needs Debian's PostgreSQL and PgBouncer, and makes servers of its own: `npm run test:failover`.
+    { ...common, displayName: 'failover', testMatch: ['<rootDir>/test/failover/**/*.spec.ts'] },
     // Needs Debian's chromium, so only `npm run test:browser` runs it.
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
   ],
