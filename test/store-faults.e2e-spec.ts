@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config/configuration';
 import { createRootLogger } from '../src/logging/logging';
 import type { Server } from 'node:http';
 import { sleep } from './support/sockets';
+import { Metrics } from '../src/metrics/metrics';
 
 jest.setTimeout(30_000);
 
@@ -83,7 +84,7 @@ describe('a store that answers but cannot take creates', () => {
   let id = 1;
   beforeEach(async () => {
     log.length = 0;
-    t = await startTestApp({}, { log });
+    t = await startTestApp({ METRICS_PORT: '0' }, { log });
   });
   afterEach(async () => {
     await t.close();
@@ -109,12 +110,16 @@ describe('a store that answers but cannot take creates', () => {
     expect(log.some((line) => line.includes('"status":500') || line.includes('"error":500'))).toBe(false);
   });
 
-  it('after an outage met by creates, back with no create sent', async () => {
+  it('after an outage met by creates, back with no create sent, and so is plant_store_store_up', async () => {
+    const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry!.metrics())?.[1];
     await alterStore(t, 'ALTER TABLE "plant" RENAME TO "plant_away"');
     for (let i = 0; i < 3; i++) expect((await create(t.server, t.token, id++)).body).toMatchObject({ error: 503 });
+    expect(await storeUp()).toBe('0');
     await alterStore(t, 'ALTER TABLE "plant_away" RENAME TO "plant"');
-    // Only the readiness probe from here on, as a load balancer that took the instance out sends.
-    expect(await readyAgain(t.server)).toBeLessThan(2_000);
+    // Nothing at all from here on: no create, no probe, as a balancer that took the instance out.
+    await sleep(2_000);
+    expect(await storeUp()).toBe('1');
+    expect(await readyAgain(t.server)).toBeLessThan(100);
     expect(outageLines(log, 'started')).toBe(1);
     expect(outageLines(log, 'ended')).toBe(1);
   });

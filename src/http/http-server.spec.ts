@@ -36,3 +36,29 @@ describe('hardenHttpServer', () => {
     expect(await response.text()).toBe('{"name":"late"}');
   });
 });
+
+describe('Connections.enforceDeadline', () => {
+  it('answers 503 in the contract, rather than cutting the connection, when no answer has begun by the deadline', async () => {
+    // An application that never answers: nothing the service waits for should, but if it did.
+    const server = createServer(() => undefined);
+    const connections = new Connections();
+    connections.track(server);
+    connections.enforceDeadline(server, 1_500);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/plants`, {
+        method: 'POST',
+        body: '{}',
+      });
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(response.status).toBe(400);
+      expect(response.headers.get('connection')).toBe('close');
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await response.json()).toEqual({ error: 503, message: expect.any(String) });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
