@@ -95,14 +95,22 @@ async function create(url: string, token: string, id: number, name: string): Pro
     const beforeCrash = answers.filter((entry) => entry.answer === 200).length;
     expect(beforeCrash).toBeGreaterThan(50);
     primary.crash();
-    await sleep(1_000);
-    standby.promote();
-    await pooler.repoint('127.0.0.1', standby.port);
-    await sleep(500);
+    // The clients go on while the primary is gone, until every pair has met the outage.
+    const crashed = answers.length;
+    const crashedAt = Date.now();
+    while (
+      answers.slice(crashed).filter((entry) => entry.answer !== 200).length < 12 &&
+      Date.now() - crashedAt < 30_000
+    ) {
+      await sleep(50);
+    }
     stop = true;
     await Promise.all(clients);
 
-    // No create from here on: readiness comes back on its own, as a balancer would see it.
+    // Promoted and repointed while nothing is sent: readiness must come back on its own, as a
+    // balancer that took the instance out would see it.
+    standby.promote();
+    await pooler.repoint('127.0.0.1', standby.port);
     const started = Date.now();
     let ready = false;
     while (!ready && Date.now() - started < 10_000) {
