@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig, parseDatabaseUrl } from './configuration';
 
 describe('loadConfig', () => {
@@ -79,6 +82,34 @@ describe('loadConfig', () => {
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable} `));
+  });
+});
+
+describe('secret settings from files (NAME_FILE)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-config-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads DATABASE_URL from DATABASE_URL_FILE, less one final line break', () => {
+    const file = join(dir, 'database-url');
+    writeFileSync(file, 'postgres://u:s3cret@db:5432/plants\n');
+    expect(loadConfig({ DATABASE_URL_FILE: file }).database).toEqual({
+      type: 'postgres',
+      url: 'postgres://u:s3cret@db:5432/plants',
+    });
+  });
+
+  it('refuses both, naming them, and a file it cannot read, naming the file', () => {
+    const file = join(dir, 'both');
+    writeFileSync(file, 'sqlite::memory:');
+    expect(() => loadConfig({ DATABASE_URL_FILE: file, DATABASE_URL: 'sqlite::memory:' })).toThrow(
+      'DATABASE_URL_FILE and DATABASE_URL are both set; set one of them',
+    );
+    expect(() => loadConfig({ DATABASE_URL_FILE: join(dir, 'missing') })).toThrow(
+      new RegExp(`^DATABASE_URL_FILE names ${join(dir, 'missing')}, which cannot be read \\(ENOENT\\)$`),
+    );
   });
 });
 

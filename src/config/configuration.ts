@@ -218,8 +218,42 @@ export function readEnvironment(cwd = process.cwd(), env: Env = process.env): En
   return { ...parseEnv(text), ...env };
 }
 
+/**
+ * Settings that may hold a secret (a password in DATABASE_URL), and so may also be given as a
+ * file, the way container platforms hand secrets over and official database images read them:
+ * `DATABASE_URL_FILE=/run/secrets/database-url`.
+ */
+export const FILE_SETTINGS = ['DATABASE_URL'] as const;
+
+/**
+ * `env` with each `NAME_FILE` read into NAME: the file's text, less one final line break (what
+ * `echo` or an editor leaves). Both set, or a file that cannot be read, is a ConfigError.
+ */
+function withFileSettings(env: Env): Env {
+  let resolved = env;
+  for (const name of FILE_SETTINGS) {
+    const file = env[`${name}_FILE`]?.trim();
+    if (file === undefined || file === '') continue;
+    if ((env[name]?.trim() ?? '') !== '') {
+      throw new ConfigError(`${name}_FILE`, `and ${name} are both set; set one of them`);
+    }
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(
+        `${name}_FILE`,
+        `names ${file}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`,
+      );
+    }
+    resolved = { ...resolved, [name]: text.replace(/\r?\n$/, '') };
+  }
+  return resolved;
+}
+
 /** Reads and checks every setting at once; throws a ConfigError naming the first bad variable. */
-export function loadConfig(env: Env = process.env): AppConfig {
+export function loadConfig(given: Env = process.env): AppConfig {
+  const env = withFileSettings(given);
   return {
     port: parsePort(read(env, 'PORT')),
     host: read(env, 'HOST'),

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
@@ -37,6 +38,16 @@ function routeOf(request: Request): string {
  * its handler runs on (a create still commits), so the line is written when the handler answers,
  * with its status and `clientClosed`, and a committed write is always in the log.
  */
+/**
+ * The client a trusted proxy names in X-Forwarded-For (Express's `request.ip`, which parses the
+ * header on every call: so only with TRUST_PROXY), when that is an IP address; anything else
+ * there (`not-an-ip`, `spoofed-admin`) is text a client wrote, so the peer's address is logged.
+ */
+function forwardedClient(request: Request): string | undefined {
+  const named = request.ip;
+  return named !== undefined && isIP(named) !== 0 ? named : request.socket.remoteAddress;
+}
+
 export function requestLogger(logger: Logger, metrics: Metrics, viaProxy: boolean) {
   return (request: Request, response: ServerResponse, next: () => void): void => {
     const started = process.hrtime.bigint();
@@ -55,8 +66,7 @@ export function requestLogger(logger: Logger, metrics: Metrics, viaProxy: boolea
         durationMs: Math.round(seconds * 1e5) / 100,
         clientClosed,
         tokenName: (request.user as AuthenticatedClient | undefined)?.tokenName,
-        // Express's `request.ip` parses X-Forwarded-For on every call, to no purpose without TRUST_PROXY.
-        client: viaProxy ? request.ip : request.socket.remoteAddress,
+        client: viaProxy ? forwardedClient(request) : request.socket.remoteAddress,
         traceId: traceIdOf(span),
       };
       endRequestSpan(span, line);

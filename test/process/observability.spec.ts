@@ -108,12 +108,17 @@ describe('metrics, probes and who is in the log', () => {
   });
 
   it.each([
-    ['', '127.0.0.1'],
-    ['loopback', '203.0.113.7'],
-  ])('logs the client X-Forwarded-For names only when TRUST_PROXY="%s" trusts the proxy', async (trust, client) => {
+    ['', '203.0.113.7', '127.0.0.1'],
+    ['loopback', '203.0.113.7', '203.0.113.7'],
+    ['loopback', '2001:db8::7', '2001:db8::7'],
+    // Text that is no address is what a client wrote, whatever the proxy passed on.
+    ['loopback', 'not-an-ip', '127.0.0.1'],
+    ['loopback', 'spoofed-admin', '127.0.0.1'],
+    ['loopback', 'spoofed-admin, 203.0.113.9', '203.0.113.9'],
+  ])('with TRUST_PROXY="%s" and X-Forwarded-For "%s", logs the client %s', async (trust, forwarded, client) => {
     const server = await startServer({ DATABASE_URL: database.url, TRUST_PROXY: trust });
     try {
-      const response = await fetch(`${server.url}/health/live`, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+      const response = await fetch(`${server.url}/health/live`, { headers: { 'X-Forwarded-For': forwarded } });
       expect(response.status).toBe(200);
       const requestId = response.headers.get('x-request-id');
       while (!server.output().includes(requestId!)) await new Promise((resolve) => setTimeout(resolve, 20));
