@@ -2,6 +2,7 @@
  * @slow 16 s: runs the command as a process for each of its cases
  */
 import { jest } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,12 +12,26 @@ import { chooseStore } from '../src/database/store-provider';
 import { PLANT_STORES } from '../src/plants/stores/plant-stores';
 import { startTestApp, type TestApp } from './support/app';
 import { freshDatabase } from './support/databases';
-import { run } from './support/spawn';
+import { type Finished, run } from './support/spawn';
 
 // Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
 jest.setTimeout(60_000);
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
+
+/** Runs `command` in sh, as an operator's shell would (redirections and all), with `input` on its stdin. */
+function shell(command: string, databaseUrl: string, input = ''): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', command], { env: { ...process.env, DATABASE_URL: databaseUrl } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
 
 /** `npm run plants -- export`, from the build, on whichever store the suite runs on. */
 describe('npm run plants -- export', () => {
@@ -129,6 +144,30 @@ describe('npm run plants -- export', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('imports from standard input with -', async () => {
+    const other = await freshDatabase();
+    try {
+      const exported = (await plants('export')).stdout;
+      const piped = await shell(`${JSON.stringify(process.execPath)} ${PLANTS_CLI} import -`, other.url, exported);
+      expect(piped.stderr).toBe('');
+      expect(piped.code).toBe(0);
+      expect(piped.stdout).toMatch(/^imported: 6 created, /);
+      const back = await run(process.execPath, [PLANTS_CLI, 'export'], { DATABASE_URL: other.url });
+      expect(back.stdout).toBe(exported);
+    } finally {
+      await other.drop();
+    }
+  });
+
+  it.each([
+    ['closed', '>&-', 2, 'plants: standard output is closed: the export would be written nowhere\n'],
+    ['on a full disk', '> /dev/full', 1, 'plants: cannot write to stdout: ENOSPC: no space left on device, write\n'],
+  ])('exits non-zero with one line when its standard output is %s', async (_what, redirect, code, line) => {
+    const result = await shell(`${JSON.stringify(process.execPath)} ${PLANTS_CLI} export ${redirect}`, t.databaseUrl);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toBe(line);
+  });
 
   it('says which file it cannot read (exit 2)', async () => {
     const missing = await plants('import', '/nonexistent/plants.jsonl');

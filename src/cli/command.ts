@@ -1,3 +1,4 @@
+import { readFileSync, readlinkSync } from 'node:fs';
 import { ConfigError, loadConfig, readEnvironment } from '../config/configuration';
 import { StoreCommandError, StoreOpenError } from '../database/open-store';
 
@@ -10,6 +11,22 @@ export class OperatorError extends Error {}
 /** The store settings, read the way the server reads them (environment over `.env`). */
 export function commandConfig() {
   return loadConfig(readEnvironment());
+}
+
+/**
+ * Whether this process was started with its standard output closed (`>&-`). Node never lets a
+ * process run with fd 1 closed: it opens /dev/null in its place, read-write, where a shell's
+ * `> /dev/null` opens it write-only; so on Linux the two can be told apart by the descriptor's
+ * flags. Elsewhere (no /proc), false.
+ */
+export function standardOutputClosed(): boolean {
+  try {
+    if (readlinkSync('/proc/self/fd/1') !== '/dev/null') return false;
+    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
+    return flags !== undefined && (parseInt(flags, 8) & 0o3) === 0o2; // O_ACCMODE is O_RDWR
+  } catch {
+    return false;
+  }
 }
 
 /** The exit code of a command whose reader went away (`| head -1`): as if killed by SIGPIPE. */

@@ -1,7 +1,7 @@
 /**
  * Operator commands for the stored plants, on the same store as the server (DATABASE_URL):
  *   npm run plants -- export        every plant as a JSON line, in id order, ids exact
- *   npm run plants -- import FILE   the lines export writes, by the create rule
+ *   npm run plants -- import FILE   the lines export writes, by the create rule (- : stdin)
  * Reads page by page (keyset pagination on the primary key), so memory stays flat however large
  * the store, and stdout's back-pressure is respected.
  */
@@ -11,6 +11,7 @@ import 'reflect-metadata';
 import { once } from 'node:events';
 import { accessSync, constants, createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { openStore } from '../database/open-store';
 import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
@@ -20,10 +21,11 @@ import { isInt64, isText } from '../plants/plant-fields';
 import type { PlantEntity } from '../plants/plant.entity';
 import type { PlantStore } from '../plants/plant-store';
 import { PLANT_STORES } from '../plants/stores/plant-stores';
-import { commandConfig, OperatorError, runCommand, UsageError } from './command';
+import { commandConfig, OperatorError, runCommand, standardOutputClosed, UsageError } from './command';
 
 const USAGE = `usage: npm run plants -- export
        npm run plants -- import FILE
+       npm run plants -- import -       (the lines on standard input)
 
   export   print every stored plant as one JSON object per line, in id order:
            {"id":9007199254740993,"name":"Monstera","tag":"aroid"}
@@ -59,7 +61,7 @@ export function plantFromLine(line: string): PlantEntity | string {
 /** Creates arrive together in chunks of this many: the store commits each chunk in few batches. */
 const IMPORT_CHUNK = 1000;
 
-async function importPlants(store: PlantStore, file: string): Promise<boolean> {
+async function importPlants(store: PlantStore, input: Readable): Promise<boolean> {
   const counts: Record<Outcome | 'invalid', number> = { created: 0, replayed: 0, conflict: 0, invalid: 0 };
   let chunk: { line: number; plant: PlantEntity }[] = [];
   const flush = async (): Promise<void> => {
@@ -73,7 +75,7 @@ async function importPlants(store: PlantStore, file: string): Promise<boolean> {
     chunk = [];
   };
   let number = 0;
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     number++;
     if (line.trim() === '') continue;
@@ -101,21 +103,28 @@ async function main(args: readonly string[]): Promise<void> {
     return;
   }
   if (command === 'import' && rest.length === 1) {
-    try {
-      accessSync(rest[0], constants.R_OK);
-    } catch (error) {
-      throw new OperatorError(`cannot read ${rest[0]} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
+    const [file] = rest;
+    if (file !== '-') {
+      try {
+        accessSync(file, constants.R_OK);
+      } catch (error) {
+        throw new OperatorError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
+      }
     }
     const dataSource = await openStore(commandConfig().database);
     try {
       const store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
-      if (!(await importPlants(store, rest[0]))) process.exitCode = 1;
+      const input = file === '-' ? process.stdin : createReadStream(file);
+      if (!(await importPlants(store, input))) process.exitCode = 1;
     } finally {
       await dataSource.destroy();
     }
     return;
   }
   if (command !== 'export' || rest.length > 0) throw new UsageError(USAGE);
+  if (standardOutputClosed()) {
+    throw new OperatorError('standard output is closed: the export would be written nowhere');
+  }
 
   const dataSource = await openStore(commandConfig().database);
   try {
