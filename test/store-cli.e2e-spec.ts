@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -101,4 +101,45 @@ describe('node dist/cli/store.js', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  (testStoreKind() === 'sqlite' ? it : it.skip)(
+    'leaves nothing behind when the disk fills up during a backup: one line, exit 1',
+    async () => {
+      const app = await startTestApp();
+      const dir = mkdtempSync(join(tmpdir(), 'plant-store-backup-full-'));
+      try {
+        for (let id = 1; id <= 50; id++) {
+          const created = await request(app.server)
+            .post('/plants')
+            .set('Authorization', `Bearer ${app.token}`)
+            .send({ id, name: 'x'.repeat(1000) });
+          expect(created.status).toBe(200);
+        }
+        // A disk that is full past 16 KiB: the file size limit (writes past it fail with EFBIG,
+        // SIGXFSZ ignored), as a full disk fails them with ENOSPC.
+        const file = join(dir, 'backup.sqlite');
+        const full = await run(
+          'bash',
+          [
+            '-c',
+            `trap '' XFSZ; ulimit -f 16; exec "$0" "$@"`,
+            process.execPath,
+            join(ROOT, 'dist/cli/store.js'),
+            'backup',
+            file,
+          ],
+          { DATABASE_URL: app.databaseUrl },
+        );
+        expect(full.code).toBe(1);
+        expect(full.stderr).toMatch(
+          new RegExp(`^store: cannot write the backup to ${file} \\(.*\\); nothing was left behind\n$`),
+        );
+        expect(readdirSync(dir)).toEqual([]);
+      } finally {
+        await app.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

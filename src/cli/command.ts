@@ -1,6 +1,6 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { ConfigError, loadConfig, readEnvironment } from '../config/configuration';
-import { StoreCommandError, StoreOpenError } from '../database/open-store';
+import { StoreCommandError, StoreCommandFailure, StoreOpenError } from '../database/open-store';
 
 /** A mistake in how a command was called: its message is printed, and the exit code is 2. */
 export class UsageError extends Error {}
@@ -63,10 +63,12 @@ export function runCommand(name: string, main: () => Promise<void>): void {
         error instanceof OperatorError ||
         error instanceof ConfigError ||
         error instanceof StoreCommandError ||
+        error instanceof StoreCommandFailure ||
         error instanceof StoreOpenError;
       const text = known ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
       process.stderr.write(`${name}: ${text}\n`);
-      exitAfterStdout(known && !(error instanceof StoreOpenError) ? 2 : 1);
+      const failedOnItsWay = error instanceof StoreOpenError || error instanceof StoreCommandFailure;
+      exitAfterStdout(known && !failedOnItsWay ? 2 : 1);
     },
   );
 }

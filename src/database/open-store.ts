@@ -2,7 +2,7 @@ import { DataSource, type DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
-export { StoreCommandError } from './store-command.error';
+export { StoreCommandError, StoreCommandFailure } from './store-command.error';
 import type { StoreClient, StoreKind } from './store-kind';
 
 /** The one place that reads which store DATABASE_URL names. */

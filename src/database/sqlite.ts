@@ -1,12 +1,12 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStoreSqlite1795305600000 } from './migrations/sqlite/1795305600000-CreatePlantStore';
-import { StoreCommandError } from './store-command.error';
+import { StoreCommandError, StoreCommandFailure } from './store-command.error';
 import type { StoreKind } from './store-kind';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from './store-unavailable.error';
@@ -141,6 +141,31 @@ export class SqliteFiles {
   }
 }
 
+function fsyncFile(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Gives `from` the name `to` unless `to` exists, atomically: a hard link (EEXIST if `to` appeared
+ * meanwhile). On a file system without hard links, a rename after a last look.
+ */
+function nameWithoutOverwriting(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new StoreCommandError(`${to} exists: a backup goes to a new file`);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    if (existsSync(to)) throw new StoreCommandError(`${to} exists: a backup goes to a new file`);
+    renameSync(from, to);
+  }
+}
+
 /** How long opening and migrating wait for another process's lock on the file. */
 const OPEN_BUSY_TIMEOUT_MS = 5000;
 
@@ -235,19 +260,34 @@ export const SQLITE: StoreKind<SqliteConfig> = {
   revert: (dataSource) => dataSource.undoLastMigration({ transaction: 'each' }),
   /**
    * SQLite's online backup, page by page, while the server goes on writing: the copy is the
-   * store at one moment. The file is made first, 0600 and new (a backup holds every token
-   * hash, and never overwrites anything).
+   * store at one moment. It is written to a temporary file beside `file` (new, 0600: a backup
+   * holds every token hash), flushed to disk, and only then given its name, by a hard link that
+   * fails rather than overwrite anything: so `file` is the whole copy or nothing. A failure on
+   * the way (a full disk) removes the temporary file and its journal.
    */
   async backup(dataSource, file) {
+    if (existsSync(file)) throw new StoreCommandError(`${file} exists: a backup goes to a new file`);
+    const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}`);
     try {
-      closeSync(openSync(file, 'wx', 0o600));
+      closeSync(openSync(partial, 'wx', 0o600));
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
-      throw new StoreCommandError(
-        code === 'EEXIST' ? `${file} exists: a backup goes to a new file` : `cannot create ${file} (${code})`,
-      );
+      throw new StoreCommandError(`cannot create ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
     }
-    await nativeSqlite(dataSource).backup(file);
+    try {
+      await nativeSqlite(dataSource).backup(partial);
+      fsyncFile(partial);
+      nameWithoutOverwriting(partial, file);
+      fsyncFile(dirname(file));
+    } catch (error) {
+      if (error instanceof StoreCommandError) throw error;
+      const code = (error as { code?: unknown }).code;
+      throw new StoreCommandFailure(
+        `cannot write the backup to ${file} (${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}); nothing was left behind`,
+      );
+    } finally {
+      rmSync(partial, { force: true });
+      rmSync(`${partial}-journal`, { force: true });
+    }
   },
   serve(dataSource) {
     nativeSqlite(dataSource).pragma('busy_timeout = 0');
