@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,38 @@ describe('node dist/cli/store.js', () => {
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toMatch(/^store: .+ has no migration to revert\n$/);
   }, 60_000);
+
+  it('refuses to revert a migration whose tables hold rows, saying what would be lost, unless told --drop-data', async () => {
+    expect((await store('migrate')).code).toBe(0);
+    const token = await run(process.execPath, [join(ROOT, 'dist/cli/token.js'), 'create', 'kept'], {
+      DATABASE_URL: database.url,
+    });
+    expect(token.code).toBe(0);
+    const imported = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [join(ROOT, 'dist/cli/plants.js'), 'import', '-'], {
+        env: { ...process.env, DATABASE_URL: database.url },
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
+      child.on('close', resolve);
+      child.stdin.end('{"id":1,"name":"kept"}\n{"id":2,"name":"kept"}\n');
+    });
+    expect(imported).toBe(0);
+
+    const refused = await store('revert');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^store: reverting CreatePlantStore\w+ would drop plant \(2 rows\), api_token \(1 row\) in .+; nothing was changed\. .*node dist\/cli\/store\.js revert --drop-data\n$/,
+    );
+    expect((await store('status')).stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
+
+    const dropped = await store('revert', '--drop-data');
+    expect(dropped.code).toBe(0);
+    expect(dropped.stdout).toMatch(
+      /\nreverted: CreatePlantStore\w+\ndropped: plant \(2 rows\)\ndropped: api_token \(1 row\)\n$/,
+    );
+    expect((await store('status')).stdout).toMatch(/\napplied: none\npending: CreatePlantStore\w+\n$/);
+    expect((await store('revert', '--force')).code).toBe(2);
+  });
 
   it('answers a wrong command with its usage (exit 2)', async () => {
     const wrong = await store('upgrade');

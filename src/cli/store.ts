@@ -3,7 +3,7 @@
  * run from the build, so they work where dev dependencies are not installed:
  *   node dist/cli/store.js status    (or npm run store -- status)
  *   node dist/cli/store.js migrate
- *   node dist/cli/store.js revert
+ *   node dist/cli/store.js revert [--drop-data]
  *   node dist/cli/store.js backup FILE
  */
 import '../node-version';
@@ -15,6 +15,7 @@ import {
   applyPendingMigrations,
   backupStore,
   describeStore,
+  lostByRevert,
   migrationStatus,
   openStore,
   revertLastMigration,
@@ -25,7 +26,10 @@ const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <
 
   status    the store DATABASE_URL names, and its applied and pending migrations
   migrate   apply the pending migrations (the server also does this when it starts)
-  revert    revert the last applied migration (before running the version before it)
+  revert [--drop-data]
+            revert the last applied migration (before running the version before it); when
+            that would drop tables that hold rows, it says how many and changes nothing,
+            unless --drop-data says to throw them away
   backup FILE
             SQLite: copy the store, while the server runs, to FILE (new, owner-only);
             PostgreSQL: says how to use pg_dump
@@ -33,6 +37,9 @@ const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
 const list = (names: readonly string[]): string => (names.length === 0 ? 'none' : names.join(', '));
+
+/** The operator's explicit word that a revert may throw rows away. */
+const DROP_DATA = '--drop-data';
 
 /** Opens the store without migrating it, for `work`. */
 async function withStore(database: DatabaseConfig, work: (dataSource: DataSource) => Promise<void>): Promise<void> {
@@ -51,7 +58,8 @@ async function main(args: readonly string[]): Promise<void> {
     return;
   }
   const arity: Record<string, number> = { status: 0, migrate: 0, revert: 0, backup: 1 };
-  if (command === undefined || arity[command] !== rest.length) throw new UsageError(USAGE);
+  const dropData = command === 'revert' && rest.length === 1 && rest[0] === DROP_DATA;
+  if (command === undefined || arity[command] !== rest.length - (dropData ? 1 : 0)) throw new UsageError(USAGE);
   const { database } = commandConfig();
   const where = describeStore(database);
 
@@ -73,11 +81,19 @@ async function main(args: readonly string[]): Promise<void> {
     });
   } else {
     await withStore(database, async (dataSource) => {
-      const { applied } = await migrationStatus(dataSource);
-      const last = applied.at(-1);
-      if (last === undefined) throw new OperatorError(`${where} has no migration to revert`);
+      const lost = await lostByRevert(dataSource);
+      if (lost === undefined) throw new OperatorError(`${where} has no migration to revert`);
+      const holding = lost.tables.filter(({ rows }) => rows > 0);
+      if (holding.length > 0 && !dropData) {
+        const what = holding.map(({ table, rows }) => `${table} (${rows} ${rows === 1 ? 'row' : 'rows'})`).join(', ');
+        throw new OperatorError(
+          `reverting ${lost.migration} would drop ${what} in ${where}; nothing was changed. ` +
+            `Back the store up first; to revert anyway, throwing them away: node dist/cli/store.js revert ${DROP_DATA}`,
+        );
+      }
       await revertLastMigration(database, dataSource);
-      process.stdout.write(`store: ${where}\nreverted: ${last}\n`);
+      const dropped = holding.map(({ table, rows }) => `\ndropped: ${table} (${rows} ${rows === 1 ? 'row' : 'rows'})`);
+      process.stdout.write(`store: ${where}\nreverted: ${lost.migration}${dropped.join('')}\n`);
     });
   }
 }

@@ -3,6 +3,7 @@ import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
 export { StoreCommandError, StoreCommandFailure } from './store-command.error';
+import type { StoreMigration } from './migrations/store-migration';
 import type { StoreClient, StoreKind } from './store-kind';
 
 /** The one place that reads which store DATABASE_URL names. */
@@ -98,6 +99,23 @@ export async function migrationStatus(dataSource: DataSource): Promise<{ applied
     applied: applied.sort((a, b) => a.timestamp - b.timestamp).map((migration) => migration.name),
     pending: pending.map((migration) => migration.name),
   };
+}
+
+/** What reverting the last applied migration would throw away: its name, and each table's rows. */
+export async function lostByRevert(
+  dataSource: DataSource,
+): Promise<{ migration: string; tables: { table: string; rows: number }[] } | undefined> {
+  const { applied } = await migrationStatus(dataSource);
+  const migration = applied.at(-1);
+  if (migration === undefined) return undefined;
+  const known = dataSource.migrations.find((candidate) => candidate.name === migration) as
+    Partial<StoreMigration> | undefined;
+  const tables: { table: string; rows: number }[] = [];
+  for (const table of known?.revertDrops ?? []) {
+    const rows = await dataSource.query<{ rows: number | string }[]>(`SELECT count(*) AS "rows" FROM "${table}"`);
+    tables.push({ table, rows: Number(rows[0]?.rows ?? 0) });
+  }
+  return { migration, tables };
 }
 
 /** Applies the pending migrations, one process at a time, as opening the store does. */
