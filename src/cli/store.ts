@@ -41,9 +41,13 @@ const list = (names: readonly string[]): string => (names.length === 0 ? 'none' 
 /** The operator's explicit word that a revert may throw rows away. */
 const DROP_DATA = '--drop-data';
 
-/** Opens the store without migrating it, for `work`. */
-async function withStore(database: DatabaseConfig, work: (dataSource: DataSource) => Promise<void>): Promise<void> {
-  const dataSource = await openStore(database, 'command', { migrate: false });
+/** Opens the store without migrating it, for `work`; `anyVersion`: even one ahead of this version. */
+async function withStore(
+  database: DatabaseConfig,
+  work: (dataSource: DataSource) => Promise<void>,
+  anyVersion = false,
+): Promise<void> {
+  const dataSource = await openStore(database, 'command', { migrate: false, anyVersion });
   try {
     await work(dataSource);
   } finally {
@@ -64,10 +68,17 @@ async function main(args: readonly string[]): Promise<void> {
   const where = describeStore(database);
 
   if (command === 'status') {
-    await withStore(database, async (dataSource) => {
-      const { applied, pending } = await migrationStatus(dataSource);
-      process.stdout.write(`store: ${where}\napplied: ${list(applied)}\npending: ${list(pending)}\n`);
-    });
+    // Any store, even one a newer version migrated: looking is what an operator does first.
+    await withStore(
+      database,
+      async (dataSource) => {
+        const { applied, pending, unknown } = await migrationStatus(dataSource);
+        const ahead =
+          unknown.length === 0 ? '' : `unknown to this version (applied by a newer one): ${list(unknown)}\n`;
+        process.stdout.write(`store: ${where}\napplied: ${list(applied)}\npending: ${list(pending)}\n${ahead}`);
+      },
+      true,
+    );
   } else if (command === 'migrate') {
     await withStore(database, async (dataSource) => {
       const { pending } = await migrationStatus(dataSource);

@@ -64,7 +64,16 @@ async function refuseNewerSchema(dataSource: DataSource): Promise<void> {
 export async function openStore(
   database: DatabaseConfig,
   client: StoreClient = 'command',
-  { migrate = true, migrated }: { migrate?: boolean; migrated?: (names: string[]) => void } = {},
+  {
+    migrate = true,
+    migrated,
+    anyVersion = false,
+  }: {
+    migrate?: boolean;
+    migrated?: (names: string[]) => void;
+    /** Only to look (store.js status): a store ahead of this version is opened, not refused. */
+    anyVersion?: boolean;
+  } = {},
 ): Promise<DataSource> {
   const kind = kindOf(database);
   let dataSource: DataSource | undefined;
@@ -72,7 +81,7 @@ export async function openStore(
     kind.beforeConnect(database);
     dataSource = await new DataSource(kind.options(database)).initialize();
     await kind.check(dataSource);
-    await refuseNewerSchema(dataSource);
+    if (!anyVersion) await refuseNewerSchema(dataSource);
     if (migrate) {
       const applied = await kind.migrate(dataSource);
       migrated?.(applied);
@@ -90,14 +99,23 @@ export function describeStore(database: DatabaseConfig): string {
   return kindOf(database).describe(database);
 }
 
-/** The migrations the store has applied (oldest first) and those this version would apply. */
-export async function migrationStatus(dataSource: DataSource): Promise<{ applied: string[]; pending: string[] }> {
+/**
+ * The migrations the store has applied (oldest first), those this version would apply, and
+ * those among the applied that this version does not know (a newer version applied them).
+ */
+export async function migrationStatus(
+  dataSource: DataSource,
+): Promise<{ applied: string[]; pending: string[]; unknown: string[] }> {
   const executor = new MigrationExecutor(dataSource);
-  const applied = await executor.getExecutedMigrations();
+  const applied = (await executor.getExecutedMigrations())
+    .sort((a, b) => a.timestamp - b.timestamp)
+    .map((migration) => migration.name);
   const pending = await executor.getPendingMigrations();
+  const known = new Set(dataSource.migrations.map((migration) => migration.name));
   return {
-    applied: applied.sort((a, b) => a.timestamp - b.timestamp).map((migration) => migration.name),
+    applied,
     pending: pending.map((migration) => migration.name),
+    unknown: applied.filter((name) => !known.has(name)),
   };
 }
 

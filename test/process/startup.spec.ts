@@ -135,6 +135,15 @@ describe('starting the server', () => {
         { DATABASE_URL: database.url },
         /^DATABASE_URL: .*ahead of this version: it has migration AddSomething1899999999999.*Upgrades/,
       );
+      // The operator can still look at it.
+      const status = await run(process.execPath, [join(process.cwd(), 'dist/cli/store.js'), 'status'], {
+        DATABASE_URL: database.url,
+      });
+      expect(status.stderr).toBe('');
+      expect(status.code).toBe(0);
+      expect(status.stdout).toMatch(
+        /\napplied: CreatePlantStore1795305600000, AddSomething1899999999999\npending: none\nunknown to this version \(applied by a newer one\): AddSomething1899999999999\n$/,
+      );
     } finally {
       await database.drop();
     }
