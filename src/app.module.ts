@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { RateLimitModule } from './auth/rate-limit.module';
 import type { AppConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
+import type { ServerLock } from './database/store-kind';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
 import { ApiError } from './errors/api-error';
 import { ErrorCode } from './errors/error-codes';
@@ -47,14 +48,19 @@ export interface ProcessParts {
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, dataSource: DataSource, parts: ProcessParts): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    dataSource: DataSource,
+    serverLock: ServerLock,
+    parts: ProcessParts,
+  ): DynamicModule {
     const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit)];
     return {
       module: AppModule,
       // This process's metrics, connections and shutdown state, made once by `createApp`, for every feature.
       global: true,
       exports: [Metrics, Connections, ShutdownState],
-      imports: [DatabaseModule.forRoot(dataSource), AuthModule, ...rateLimit, PlantsModule, HealthModule],
+      imports: [DatabaseModule.forRoot(dataSource, serverLock), AuthModule, ...rateLimit, PlantsModule, HealthModule],
       providers: [
         { provide: Metrics, useValue: parts.metrics },
         { provide: Connections, useValue: parts.connections },

@@ -4,7 +4,8 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
-import { describeStore, openStore } from './database/open-store';
+import { describeStore, holdServerLock, openStore, StoreOpenError } from './database/open-store';
+import type { ServerLock } from './database/store-kind';
 import { Connections } from './http/connections';
 import { ShutdownState } from './health/shutdown-state';
 import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
@@ -34,6 +35,14 @@ export async function createApp(
         `opened the ${describeStore(config.database)}; ${names.length === 0 ? 'no migration to apply' : `applied ${names.join(', ')}`}`,
       ),
   });
+  // Held while the app runs, so that an operator's revert refuses to run beside it.
+  let serverLock: ServerLock;
+  try {
+    serverLock = await holdServerLock(config.database);
+  } catch (error) {
+    await dataSource.destroy().catch(() => undefined);
+    throw new StoreOpenError(describeStore(config.database), error);
+  }
   const metrics = config.metrics === undefined ? Metrics.off() : Metrics.on();
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
@@ -44,7 +53,7 @@ export async function createApp(
   const adapter = new ExpressAdapter(instance);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource, { metrics, connections, shutdown }),
+      AppModule.forRoot(config, dataSource, serverLock, { metrics, connections, shutdown }),
       adapter,
       {
         bodyParser: false,
@@ -55,6 +64,7 @@ export async function createApp(
     const viaProxy = config.trustProxy !== false && config.trustProxy !== 0;
     return configureApp(app, adapter, logger, metrics, connections, viaProxy);
   } catch (error) {
+    await serverLock.release();
     await dataSource.destroy().catch(() => undefined);
     throw error;
   }

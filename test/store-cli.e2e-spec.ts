@@ -3,9 +3,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import request from 'supertest';
 import { startTestApp } from './support/app';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
+import { startServer, stopServer } from './support/server-process';
 import { run } from './support/spawn';
 
 // Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
@@ -88,6 +90,53 @@ describe('node dist/cli/store.js', () => {
     );
     expect((await store('status')).stdout).toMatch(/\napplied: none\npending: CreatePlantStore\w+\n$/);
     expect((await store('revert', '--force')).code).toBe(2);
+  });
+
+  it('refuses to revert while a server runs on the store, and reverts once it has gone (however it went)', async () => {
+    expect((await store('migrate')).code).toBe(0);
+    const server = await startServer({ DATABASE_URL: database.url });
+    try {
+      const refused = await store('revert');
+      expect(refused.stderr).toBe(
+        "store: a server is running on this store (it holds the store's server lock); stop every instance first\n",
+      );
+      expect(refused.code).toBe(2);
+      expect((await store('status')).stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
+      if (testStoreKind() === 'postgres') {
+        // Its lock's connection lost (a restart, a failover, an administrator): taken again.
+        const admin = new URL(process.env.TEST_DATABASE_URL!);
+        admin.pathname = new URL(database.url).pathname;
+        const client = new pg.Client({ connectionString: admin.toString() });
+        await client.connect();
+        try {
+          const lockHolders = async () =>
+            (
+              await client.query<{ pid: number }>(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type IS DISTINCT FROM 'Lock' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)",
+              )
+            ).rows.map((row) => row.pid);
+          const [before] = await lockHolders();
+          expect(before).toEqual(expect.any(Number));
+          await client.query('SELECT pg_terminate_backend($1)', [before]);
+          let after: number | undefined;
+          for (let i = 0; i < 50 && (after === undefined || after === before); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            [after] = await lockHolders();
+          }
+          expect(after).toEqual(expect.any(Number));
+          expect(after).not.toBe(before);
+        } finally {
+          await client.end();
+        }
+        expect((await store('revert')).code).toBe(2);
+      }
+    } finally {
+      // Killed outright, it holds nothing either: the lock goes with its process.
+      await stopServer(server);
+    }
+    const reverted = await store('revert');
+    expect(reverted.stderr).toBe('');
+    expect(reverted.code).toBe(0);
   });
 
   it('answers a wrong command with its usage (exit 2)', async () => {

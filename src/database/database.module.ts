@@ -1,4 +1,12 @@
-import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Metrics } from '../metrics/metrics';
@@ -8,6 +16,19 @@ import { StoreCheck } from './store-check';
 import { StoreOutage } from './store-outage';
 import { storeProvider } from './store-provider';
 import { StoreRecovery } from './store-recovery';
+import type { ServerLock } from './store-kind';
+
+const SERVER_LOCK = Symbol('ServerLock');
+
+/** Releases the server's lock on its store (StoreKind.holdServerLock) when the application closes. */
+@Injectable()
+class ServerLockRelease implements OnApplicationShutdown {
+  constructor(@Inject(SERVER_LOCK) private readonly lock: ServerLock) {}
+
+  onApplicationShutdown(): Promise<void> {
+    return this.lock.release();
+  }
+}
 
 /**
  * The store connection, the outage log, the check of whether the store takes writes (for the
@@ -20,7 +41,7 @@ import { StoreRecovery } from './store-recovery';
 @Global()
 @Module({})
 export class DatabaseModule {
-  static forRoot(dataSource: DataSource): DynamicModule {
+  static forRoot(dataSource: DataSource, serverLock: ServerLock): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
@@ -37,6 +58,9 @@ export class DatabaseModule {
         },
         storeProvider(StoreCheck, { sqlite: SqliteStoreCheck, postgres: PostgresStoreCheck }),
         StoreRecovery,
+        // Let go when the application closes (the store with it), after the drain.
+        { provide: SERVER_LOCK, useValue: serverLock },
+        ServerLockRelease,
       ],
       exports: [StoreOutage, StoreCheck],
     };

@@ -4,7 +4,7 @@ import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
 export { StoreCommandError, StoreCommandFailure } from './store-command.error';
 import type { StoreMigration } from './migrations/store-migration';
-import type { StoreClient, StoreKind } from './store-kind';
+import type { ServerLock, StoreClient, StoreKind } from './store-kind';
 
 /** The one place that reads which store DATABASE_URL names. */
 function kindOf(database: DatabaseConfig): StoreKind {
@@ -143,7 +143,12 @@ export function applyPendingMigrations(database: DatabaseConfig, dataSource: Dat
 
 /** Reverts the last migration the store applied, one process at a time, as migrating is. */
 export function revertLastMigration(database: DatabaseConfig, dataSource: DataSource): Promise<void> {
-  return kindOf(database).revert(dataSource);
+  return kindOf(database).revert(dataSource, database);
+}
+
+/** Held by the server while it runs, so that operators' commands can see it (see StoreKind). */
+export function holdServerLock(database: DatabaseConfig): Promise<ServerLock> {
+  return kindOf(database).holdServerLock(database);
 }
 
 /** Writes a consistent copy of the store to a new, owner-only `file` (SQLite; PostgreSQL refuses, naming pg_dump). */

@@ -1,15 +1,23 @@
-import { DatabaseError, type Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import pg, {
+  DatabaseError,
+  type Pool,
+  type PoolClient,
+  type QueryConfig,
+  type QueryResult,
+  type QueryResultRow,
+} from 'pg';
 import {
   type DataSource,
   type EntitySubscriberInterface,
   MigrationExecutor,
+  type QueryRunner,
   type TransactionStartEvent,
 } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStorePostgres1795305600000 } from './migrations/postgres/1795305600000-CreatePlantStore';
 import { StoreCommandError } from './store-command.error';
-import type { StoreKind } from './store-kind';
+import { SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
 import { StoreUnavailableError } from './store-unavailable.error';
 
 /**
@@ -148,6 +156,64 @@ class BoundedTransactions implements EntitySubscriberInterface {
 /** Any constant; the same in every instance, so that only one migrates at a time. */
 const MIGRATION_LOCK_KEY = 7_135_190_412;
 
+/** Held shared by every running server, exclusively by a command that must not run beside one. */
+const SERVER_LOCK_KEY = 7_135_190_413;
+
+/** After the server's lock connection is lost (a restart, a failover), how soon it is taken again. */
+const SERVER_LOCK_RETRY_MS = 1_000;
+
+/**
+ * The server's hold on its store: a connection of its own (not one of the pool's) with a
+ * transaction left open that holds the shared advisory lock SERVER_LOCK_KEY. Transaction-scoped,
+ * so that it holds through a transaction pooler too (which keeps the server connection for the
+ * open transaction) and can never stay behind on a pooled connection; it takes no transaction
+ * id and holds no snapshot between statements, so it keeps nothing from VACUUM. If the
+ * connection is lost, it is taken again, a second later, until the server stops.
+ */
+async function holdPostgresServerLock(database: PostgresConfig): Promise<ServerLock> {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const takeAgainLater = (): void => {
+    if (stopped || retry !== undefined) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      take().catch(takeAgainLater);
+    }, SERVER_LOCK_RETRY_MS).unref();
+  };
+  const take = async (): Promise<void> => {
+    const next = new pg.Client({
+      connectionString: database.url,
+      application_name: 'plant-store-server-lock',
+      connectionTimeoutMillis: POSTGRES_POOL_WAIT_MS,
+    });
+    next.on('error', () => undefined); // its end follows, and is heard below
+    next.once('end', () => {
+      if (client !== next) return;
+      client = undefined;
+      takeAgainLater();
+    });
+    try {
+      await next.connect();
+      await next.query('BEGIN');
+      await next.query('SELECT pg_advisory_xact_lock_shared($1)', [SERVER_LOCK_KEY]);
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    if (stopped) await next.end().catch(() => undefined);
+    else client = next;
+  };
+  await take();
+  return {
+    async release() {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    },
+  };
+}
+
 /** A URL fit for a log line: no password. */
 function redact(url: string): string {
   try {
@@ -183,7 +249,7 @@ async function assertUtf8Database(dataSource: DataSource): Promise<void> {
  */
 async function underMigrationLock<T>(
   dataSource: DataSource,
-  work: (executor: MigrationExecutor) => Promise<T>,
+  work: (executor: MigrationExecutor, runner: QueryRunner) => Promise<T>,
 ): Promise<T> {
   const runner = dataSource.createQueryRunner();
   try {
@@ -191,7 +257,7 @@ async function underMigrationLock<T>(
     await runner.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     const executor = new MigrationExecutor(dataSource, runner);
     executor.transaction = 'none';
-    const result = await work(executor);
+    const result = await work(executor, runner);
     await runner.commitTransaction();
     return result;
   } catch (error) {
@@ -230,7 +296,15 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     (await underMigrationLock(dataSource, (executor) => executor.executePendingMigrations())).map(
       (migration) => migration.name,
     ),
-  revert: (dataSource) => underMigrationLock(dataSource, (executor) => executor.undoLastMigration()),
+  revert: (dataSource) =>
+    underMigrationLock(dataSource, async (executor, runner) => {
+      const [{ free }] = (await runner.query('SELECT pg_try_advisory_xact_lock($1) AS "free"', [SERVER_LOCK_KEY])) as {
+        free: boolean;
+      }[];
+      if (!free) throw new StoreCommandError(SERVER_RUNNING);
+      await executor.undoLastMigration();
+    }),
+  holdServerLock: holdPostgresServerLock,
   backup: () =>
     Promise.reject(
       new StoreCommandError(

@@ -1,13 +1,13 @@
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStoreSqlite1795305600000 } from './migrations/sqlite/1795305600000-CreatePlantStore';
 import { StoreCommandError, StoreCommandFailure } from './store-command.error';
-import type { StoreKind } from './store-kind';
+import { SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from './store-unavailable.error';
 
@@ -166,6 +166,59 @@ function nameWithoutOverwriting(from: string, to: string): void {
   }
 }
 
+/**
+ * Every server on a SQLite store holds a shared lock on a file beside it (`STORE.server-lock`,
+ * an empty SQLite database in its default journal mode, where a read transaction holds a
+ * shared lock until it ends), for as long as it runs: the kernel drops it when the process exits,
+ * however it exits. An operator's command that must not run beside a server takes the exclusive
+ * lock for as long as it works; it cannot while any server holds the file, and a server cannot
+ * start meanwhile. Not the store itself: a read transaction held open there would stop every
+ * checkpoint, and the log would grow without end.
+ */
+const serverLockPath = (database: SqliteConfig): string => `${database.path}.server-lock`;
+
+function sqliteServerLock(database: SqliteConfig): ServerLock {
+  if (database.path === ':memory:') return { release: () => Promise.resolve() };
+  const path = serverLockPath(database);
+  closeSync(openSync(path, 'a', 0o600));
+  const lock = new Database(path, { timeout: OPEN_BUSY_TIMEOUT_MS });
+  try {
+    lock.exec('BEGIN');
+    lock.prepare('SELECT count(*) FROM sqlite_master').get();
+  } catch (error) {
+    lock.close();
+    if (isSqliteBusy(error)) {
+      throw new Error(`an operator's command holds ${path}; start the server once it is done`, { cause: error });
+    }
+    throw error;
+  }
+  return {
+    release() {
+      lock.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+/** `work`, while no server holds the store (and none can start); StoreCommandError if one does. */
+async function withoutServers<T>(database: SqliteConfig, work: () => Promise<T>): Promise<T> {
+  if (database.path === ':memory:') return work();
+  const path = serverLockPath(database);
+  closeSync(openSync(path, 'a', 0o600));
+  const lock = new Database(path, { timeout: 0 });
+  try {
+    try {
+      lock.exec('BEGIN EXCLUSIVE');
+    } catch (error) {
+      if (isSqliteBusy(error)) throw new StoreCommandError(SERVER_RUNNING);
+      throw error;
+    }
+    return await work();
+  } finally {
+    lock.close();
+  }
+}
+
 /** How long opening and migrating wait for another process's lock on the file. */
 const OPEN_BUSY_TIMEOUT_MS = 5000;
 
@@ -257,7 +310,10 @@ export const SQLITE: StoreKind<SqliteConfig> = {
     }
   },
   // The file lock serialises it with any other process's writes.
-  revert: (dataSource) => dataSource.undoLastMigration({ transaction: 'each' }),
+  revert: (dataSource, database) =>
+    withoutServers(database, () => dataSource.undoLastMigration({ transaction: 'each' })),
+  // A promise that rejects with what the lock's opening throws.
+  holdServerLock: (database) => new Promise((resolve) => resolve(sqliteServerLock(database))),
   /**
    * SQLite's online backup, page by page, while the server goes on writing: the copy is the
    * store at one moment. It is written to a temporary file beside `file` (new, 0600: a backup

@@ -1,6 +1,15 @@
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 
+/** A server's hold on its store (StoreKind.holdServerLock). */
+export interface ServerLock {
+  release(): Promise<void>;
+}
+
+/** What an operator's command says when a server holds the store it would change. */
+export const SERVER_RUNNING =
+  "a server is running on this store (it holds the store's server lock); stop every instance first";
+
 /** Who opens the store: the server, or an operator command (which may simply block). */
 export type StoreClient = 'server' | 'command';
 
@@ -20,8 +29,17 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   check(dataSource: DataSource): Promise<void>;
   /** Applies pending migrations, one process at a time when several start together; names those it applied. */
   migrate(dataSource: DataSource): Promise<string[]>;
-  /** Reverts the last applied migration, under the same lock as migrate. */
-  revert(dataSource: DataSource): Promise<void>;
+  /**
+   * Reverts the last applied migration, under the same lock as migrate, and only while no server
+   * holds the store (StoreCommandError otherwise): a server would go on running on tables that
+   * are gone.
+   */
+  revert(dataSource: DataSource, database: C): Promise<void>;
+  /**
+   * Held by a server for as long as it runs (released when it exits, however it exits), so that
+   * an operator's command can tell that one is running on the store.
+   */
+  holdServerLock(database: C): Promise<ServerLock>;
   /** Writes a consistent copy of the store, owner-only, to a new `file`, while it serves. */
   backup(dataSource: DataSource, file: string): Promise<void>;
   /** Once migrated, how the server (not an operator command) uses the connection. */
