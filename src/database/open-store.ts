@@ -3,7 +3,7 @@ import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
 export { StoreCommandError, StoreCommandFailure } from './store-command.error';
-import type { StoreMigration } from './migrations/store-migration';
+import { isCompatible, type StoreMigration } from './migrations/store-migration';
 import type { ServerLock, StoreClient, StoreKind } from './store-kind';
 
 /** The one place that reads which store DATABASE_URL names. */
@@ -30,27 +30,30 @@ export class StoreOpenError extends Error {
 }
 
 /**
- * A store migrated by a newer version holds migrations this code does not know: running on it
- * could write rows the newer schema forbids or miss what it needs, so it is refused (before this
- * version migrates anything), naming the migrations.
+ * A store migrated by a newer version holds migrations this code does not know. Compatible ones
+ * (`isCompatible`: they only add what this version never reads) are no obstacle, which is what
+ * lets a rolling upgrade's older instances restart; a breaking one could mean rows the newer
+ * schema forbids or something this version needs gone, so the store is refused (before this
+ * version migrates anything), naming the first breaking migration.
  */
-async function refuseNewerSchema(dataSource: DataSource): Promise<void> {
+async function refuseBreakingNewerSchema(dataSource: DataSource): Promise<void> {
   const table = dataSource.options.migrationsTableName ?? 'migrations';
   const runner = dataSource.createQueryRunner();
   let applied: string[];
   try {
     if (!(await runner.hasTable(table))) return;
-    const rows = (await runner.query(`SELECT "name" FROM "${table}"`)) as { name: string }[];
+    const rows = (await runner.query(`SELECT "name" FROM "${table}" ORDER BY "timestamp"`)) as { name: string }[];
     applied = rows.map((row) => row.name);
   } finally {
     await runner.release();
   }
   const known = new Set(dataSource.migrations.map((migration) => migration.name));
-  const unknown = applied.filter((name) => !known.has(name));
-  if (unknown.length > 0) {
+  const breaking = applied.find((name) => !known.has(name) && !isCompatible(name));
+  if (breaking !== undefined) {
     throw new Error(
-      `the store is ahead of this version: it has migration ${unknown.join(', ')}, which this version does not ` +
-        'know. Run the newer version, or revert that migration with it first (see "Upgrades" in docs/operations.md)',
+      `the store is ahead of this version: it has migration ${breaking}, which this version does not ` +
+        'know and cannot run beside. Run the newer version, or revert that migration with it first ' +
+        '(see "Upgrades" in docs/operations.md)',
     );
   }
 }
@@ -81,9 +84,9 @@ export async function openStore(
     kind.beforeConnect(database);
     dataSource = await new DataSource(kind.options(database)).initialize();
     await kind.check(dataSource);
-    if (!anyVersion) await refuseNewerSchema(dataSource);
+    if (!anyVersion) await refuseBreakingNewerSchema(dataSource);
     if (migrate) {
-      const applied = await kind.migrate(dataSource);
+      const applied = await kind.migrate(dataSource, database);
       migrated?.(applied);
     }
     if (client === 'server') kind.serve(dataSource);
@@ -138,7 +141,7 @@ export async function lostByRevert(
 
 /** Applies the pending migrations, one process at a time, as opening the store does. */
 export function applyPendingMigrations(database: DatabaseConfig, dataSource: DataSource): Promise<string[]> {
-  return kindOf(database).migrate(dataSource);
+  return kindOf(database).migrate(dataSource, database);
 }
 
 /** Reverts the last migration the store applied, one process at a time, as migrating is. */

@@ -17,7 +17,8 @@ import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStorePostgres1795305600000 } from './migrations/postgres/1795305600000-CreatePlantStore';
 import { StoreCommandError } from './store-command.error';
-import { SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
+import { isCompatible } from './migrations/store-migration';
+import { breakingRefusal, SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
 import { StoreUnavailableError } from './store-unavailable.error';
 
 /**
@@ -163,6 +164,17 @@ const SERVER_LOCK_KEY = 7_135_190_413;
 const SERVER_LOCK_RETRY_MS = 1_000;
 
 /**
+ * Whether no server holds the store; if none does, none can start until `runner`'s transaction
+ * ends (it then holds the server lock exclusively).
+ */
+async function serversAbsent(runner: QueryRunner): Promise<boolean> {
+  const rows = (await runner.query('SELECT pg_try_advisory_xact_lock($1) AS "free"', [SERVER_LOCK_KEY])) as {
+    free: boolean;
+  }[];
+  return rows[0]?.free === true;
+}
+
+/**
  * The server's hold on its store: a connection of its own (not one of the pool's) with a
  * transaction left open that holds the shared advisory lock SERVER_LOCK_KEY. Transaction-scoped,
  * so that it holds through a transaction pooler too (which keeps the server connection for the
@@ -293,15 +305,19 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   beforeConnect: () => undefined,
   check: assertUtf8Database,
   migrate: async (dataSource) =>
-    (await underMigrationLock(dataSource, (executor) => executor.executePendingMigrations())).map(
-      (migration) => migration.name,
-    ),
+    (
+      await underMigrationLock(dataSource, async (executor, runner) => {
+        // Under the migration lock: what another process applied meanwhile is no longer pending.
+        const breaking = (await executor.getPendingMigrations()).find((migration) => !isCompatible(migration.name));
+        if (breaking !== undefined && !(await serversAbsent(runner))) {
+          throw new StoreCommandError(breakingRefusal(breaking.name));
+        }
+        return executor.executePendingMigrations();
+      })
+    ).map((migration) => migration.name),
   revert: (dataSource) =>
     underMigrationLock(dataSource, async (executor, runner) => {
-      const [{ free }] = (await runner.query('SELECT pg_try_advisory_xact_lock($1) AS "free"', [SERVER_LOCK_KEY])) as {
-        free: boolean;
-      }[];
-      if (!free) throw new StoreCommandError(SERVER_RUNNING);
+      if (!(await serversAbsent(runner))) throw new StoreCommandError(SERVER_RUNNING);
       await executor.undoLastMigration();
     }),
   holdServerLock: holdPostgresServerLock,

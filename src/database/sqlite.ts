@@ -2,12 +2,13 @@ import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rename
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { DataSource } from 'typeorm';
+import { type DataSource, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { ENTITIES } from './entities';
 import { CreatePlantStoreSqlite1795305600000 } from './migrations/sqlite/1795305600000-CreatePlantStore';
 import { StoreCommandError, StoreCommandFailure } from './store-command.error';
-import { SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
+import { isCompatible } from './migrations/store-migration';
+import { breakingRefusal, SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from './store-unavailable.error';
 
@@ -200,8 +201,8 @@ function sqliteServerLock(database: SqliteConfig): ServerLock {
   };
 }
 
-/** `work`, while no server holds the store (and none can start); StoreCommandError if one does. */
-async function withoutServers<T>(database: SqliteConfig, work: () => Promise<T>): Promise<T> {
+/** `work`, while no server holds the store (and none can start); StoreCommandError(`refusal`) if one does. */
+async function withoutServers<T>(database: SqliteConfig, work: () => Promise<T>, refusal = SERVER_RUNNING): Promise<T> {
   if (database.path === ':memory:') return work();
   const path = serverLockPath(database);
   closeSync(openSync(path, 'a', 0o600));
@@ -210,7 +211,7 @@ async function withoutServers<T>(database: SqliteConfig, work: () => Promise<T>)
     try {
       lock.exec('BEGIN EXCLUSIVE');
     } catch (error) {
-      if (isSqliteBusy(error)) throw new StoreCommandError(SERVER_RUNNING);
+      if (isSqliteBusy(error)) throw new StoreCommandError(refusal);
       throw error;
     }
     return await work();
@@ -298,15 +299,39 @@ export const SQLITE: StoreKind<SqliteConfig> = {
    * The file lock serialises the writes; TypeORM reads the list of applied migrations before it
    * takes any lock, so a process that lost the race finds the work done when it looks again.
    */
-  async migrate(dataSource) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return (await dataSource.runMigrations({ transaction: 'each' })).map((migration) => migration.name);
-      } catch (error) {
-        if (!(await dataSource.showMigrations())) return []; // another process applied them
-        if (attempt >= 5) throw error;
-        await sleep(50 * attempt);
+  async migrate(dataSource, database) {
+    const run = async (): Promise<string[]> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await dataSource.runMigrations({ transaction: 'each' })).map((migration) => migration.name);
+        } catch (error) {
+          if (!(await dataSource.showMigrations())) return []; // another process applied them
+          if (attempt >= 5) throw error;
+          await sleep(50 * attempt);
+        }
       }
+    };
+    // A breaking migration waits for the server lock (another process may be applying it: it is
+    // then no longer pending), for as long as opening waits for any lock.
+    const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS;
+    for (;;) {
+      let breaking: string | undefined;
+      try {
+        const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
+        breaking = pending.find((migration) => !isCompatible(migration.name))?.name;
+      } catch (error) {
+        // Another process creating the migrations table at the same moment: look again.
+        if (Date.now() >= deadline) throw error;
+        await sleep(WAL_SWITCH_RETRY_MS * 10);
+        continue;
+      }
+      if (breaking === undefined) return run();
+      const applied = await withoutServers(database, run, breakingRefusal(breaking)).catch((error: unknown) => {
+        if (error instanceof StoreCommandError && Date.now() < deadline) return undefined;
+        throw error;
+      });
+      if (applied !== undefined) return applied;
+      await sleep(WAL_SWITCH_RETRY_MS * 10);
     }
   },
   // The file lock serialises it with any other process's writes.

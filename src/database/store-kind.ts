@@ -10,6 +10,14 @@ export interface ServerLock {
 export const SERVER_RUNNING =
   "a server is running on this store (it holds the store's server lock); stop every instance first";
 
+/** Why a breaking migration was not applied. */
+export function breakingRefusal(migration: string): string {
+  return (
+    `migration ${migration} is breaking (older versions cannot run on the store it leaves), and a server is ` +
+    'running on this store; stop every instance of the older version first (see "Upgrades" in docs/operations.md)'
+  );
+}
+
 /** Who opens the store: the server, or an operator command (which may simply block). */
 export type StoreClient = 'server' | 'command';
 
@@ -27,8 +35,12 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   beforeConnect(database: C): void;
   /** After connecting, before migrating: refuses a store the service cannot keep text in. */
   check(dataSource: DataSource): Promise<void>;
-  /** Applies pending migrations, one process at a time when several start together; names those it applied. */
-  migrate(dataSource: DataSource): Promise<string[]>;
+  /**
+   * Applies pending migrations, one process at a time when several start together; names those
+   * it applied. A breaking one (see `isCompatible`) is applied only while no server holds the
+   * store: StoreCommandError (`breakingRefusal`) otherwise.
+   */
+  migrate(dataSource: DataSource, database: C): Promise<string[]>;
   /**
    * Reverts the last applied migration, under the same lock as migrate, and only while no server
    * holds the store (StoreCommandError otherwise): a server would go on running on tables that

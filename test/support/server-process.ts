@@ -47,9 +47,10 @@ export function startServer(
   timeoutMs = 20_000,
   cwd?: string,
   stdoutKind: StdoutKind = 'socket',
+  main = MAIN,
 ): Promise<ServerProcess> {
   const pipe = stdoutKind === 'pipe' ? stdoutPipe() : undefined;
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [main], {
     cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', pipe?.fd ?? 'pipe', 'pipe'],
