@@ -3,7 +3,7 @@
  */
 import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -167,6 +167,18 @@ describe('npm run plants -- export', () => {
     const result = await shell(`${JSON.stringify(process.execPath)} ${PLANTS_CLI} export ${redirect}`, t.databaseUrl);
     expect(result.code).toBe(code);
     expect(result.stderr).toBe(line);
+  });
+
+  it('writes only the plants into a file under the contract’s own command, npm run plants -- export > FILE', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-npm-export-'));
+    try {
+      const file = join(dir, 'plants.jsonl');
+      const result = await shell(`npm run plants -- export > ${file}`, t.databaseUrl);
+      expect(result.code).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe((await plants('export')).stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says which file it cannot read (exit 2)', async () => {

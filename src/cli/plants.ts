@@ -9,9 +9,18 @@ import '../node-version';
 import '../compile-cache';
 import 'reflect-metadata';
 import { once } from 'node:events';
-import { accessSync, constants, createReadStream } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createReadStream,
+  createWriteStream,
+  fstatSync,
+  ftruncateSync,
+  readFileSync,
+  readlinkSync,
+} from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { openStore } from '../database/open-store';
 import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
@@ -56,6 +65,31 @@ export function plantFromLine(line: string): PlantEntity | string {
   if (!isText(name)) return '"name" must be a string';
   if (tag !== undefined && !isText(tag)) return '"tag" must be a string when present';
   return { id: id.toString(), name, tag: tag ?? null };
+}
+
+/**
+ * Where `export` writes: standard output, except under `npm run plants -- export > FILE`, where
+ * npm has already written its banner (a blank line and two lines naming the script) into FILE
+ * before this process started, and offers no way to leave it out short of silencing every
+ * message of its own (`--silent`, `loglevel=silent`). So when standard output is a regular file
+ * (not opened for appending) that holds exactly that banner and nothing else, and npm ran this as
+ * its `plants` script, the file is emptied and the plants are written from its start, with
+ * positioned writes on the same descriptor. Anything else is left as it is. Linux only (/proc).
+ */
+function exportOutput(): Writable {
+  try {
+    if (process.env.npm_lifecycle_event !== 'plants' || !fstatSync(1).isFile()) return process.stdout;
+    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
+    if (flags === undefined || (parseInt(flags, 8) & 0o2000) !== 0) return process.stdout; // O_APPEND
+    const written = readFileSync(readlinkSync('/proc/self/fd/1'), 'utf8');
+    if (!/^\n> \S+ plants\n> [^\n]*\n\n$/.test(written)) return process.stdout;
+    ftruncateSync(1, 0);
+    const file = createWriteStream('', { fd: 1, start: 0, autoClose: false });
+    file.on('error', (error) => process.stdout.emit('error', error)); // said and ended as for stdout
+    return file;
+  } catch {
+    return process.stdout;
+  }
 }
 
 /** Creates arrive together in chunks of this many: the store commits each chunk in few batches. */
@@ -127,13 +161,20 @@ async function main(args: readonly string[]): Promise<void> {
   }
 
   const dataSource = await openStore(commandConfig().database);
+  const out = exportOutput();
   try {
     const store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
     for await (const plant of store.list()) {
-      if (!process.stdout.write(plantLine(plant))) await once(process.stdout, 'drain');
+      if (!out.write(plantLine(plant))) await once(out, 'drain');
     }
   } finally {
     await dataSource.destroy();
+  }
+  if (out !== process.stdout) {
+    await new Promise<void>((resolve, reject) => {
+      out.once('error', reject);
+      out.end(resolve);
+    });
   }
 }
 
