@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg, {
   DatabaseError,
   type Pool,
@@ -163,65 +164,97 @@ const SERVER_LOCK_KEY = 7_135_190_413;
 /** After the server's lock connection is lost (a restart, a failover), how soon it is taken again. */
 const SERVER_LOCK_RETRY_MS = 1_000;
 
+/** How long each of a server's turns holding its lock lasts (see holdPostgresServerLock). */
+const SERVER_LOCK_TURN_MS = 1_000;
+
 /**
- * Whether no server holds the store; if none does, none can start until `runner`'s transaction
- * ends (it then holds the server lock exclusively).
+ * Whether no server holds the store (see holdPostgresServerLock); if none does, none can take its
+ * lock until `runner`'s transaction ends, as this one then holds it exclusively. A server holds
+ * its lock in turns of SERVER_LOCK_TURN_MS with a moment between them, so the lock being free
+ * proves nothing at once: the exclusive lock is held for longer than a turn, and any server is
+ * then seen waiting for it. A store with no migration applied has had no server: no wait.
  */
 async function serversAbsent(runner: QueryRunner): Promise<boolean> {
-  const rows = (await runner.query('SELECT pg_try_advisory_xact_lock($1) AS "free"', [SERVER_LOCK_KEY])) as {
+  const [{ migrated }] = (await runner.query(
+    `SELECT to_regclass('"migrations"') IS NOT NULL AND EXISTS (SELECT 1 FROM pg_class WHERE relname = 'plant') AS "migrated"`,
+  )) as { migrated: boolean }[];
+  const [{ free }] = (await runner.query('SELECT pg_try_advisory_xact_lock($1) AS "free"', [SERVER_LOCK_KEY])) as {
     free: boolean;
   }[];
-  return rows[0]?.free === true;
+  if (!free) return false;
+  if (!migrated) return true;
+  await runner.query('SELECT pg_sleep($1)', [(SERVER_LOCK_TURN_MS + 500) / 1000]);
+  const [{ waiting }] = (await runner.query(
+    `SELECT count(*)::int AS "waiting" FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 ` +
+      'AND ((classid::bigint << 32) | objid::bigint) = $1 AND NOT granted',
+    [SERVER_LOCK_KEY],
+  )) as { waiting: number }[];
+  return waiting === 0;
 }
 
 /**
- * The server's hold on its store: a connection of its own (not one of the pool's) with a
- * transaction left open that holds the shared advisory lock SERVER_LOCK_KEY. Transaction-scoped,
- * so that it holds through a transaction pooler too (which keeps the server connection for the
- * open transaction) and can never stay behind on a pooled connection; it takes no transaction
- * id and holds no snapshot between statements, so it keeps nothing from VACUUM. If the
- * connection is lost, it is taken again, a second later, until the server stops.
+ * The server's hold on its store: on a connection of its own (not one of the pool's), the shared
+ * advisory lock SERVER_LOCK_KEY, taken in a transaction that is held for SERVER_LOCK_TURN_MS and
+ * committed, then again, for as long as the server runs. Transaction-scoped, so that it holds
+ * through a transaction pooler too and can never stay behind on a pooled connection; in turns,
+ * so that a pooler's PAUSE or safe shutdown (which wait for every transaction to end) wait a
+ * turn at most; it takes no transaction id and holds no snapshot, so it keeps nothing from
+ * VACUUM. If the connection is lost, it is made again a second later, until the server stops.
  */
 async function holdPostgresServerLock(database: PostgresConfig): Promise<ServerLock> {
   let stopped = false;
   let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const takeAgainLater = (): void => {
-    if (stopped || retry !== undefined) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      take().catch(takeAgainLater);
-    }, SERVER_LOCK_RETRY_MS).unref();
-  };
-  const take = async (): Promise<void> => {
+  let wake: (() => void) | undefined;
+  const connect = async (): Promise<pg.Client> => {
     const next = new pg.Client({
       connectionString: database.url,
       application_name: 'plant-store-server-lock',
       connectionTimeoutMillis: POSTGRES_POOL_WAIT_MS,
     });
-    next.on('error', () => undefined); // its end follows, and is heard below
-    next.once('end', () => {
-      if (client !== next) return;
-      client = undefined;
-      takeAgainLater();
-    });
-    try {
-      await next.connect();
-      await next.query('BEGIN');
-      await next.query('SELECT pg_advisory_xact_lock_shared($1)', [SERVER_LOCK_KEY]);
-    } catch (error) {
-      await next.end().catch(() => undefined);
-      throw error;
-    }
-    if (stopped) await next.end().catch(() => undefined);
-    else client = next;
+    next.on('error', () => undefined); // the query under way fails too, and is heard there
+    await next.connect();
+    return next;
   };
-  await take();
+  const turn = async (on: pg.Client): Promise<void> => {
+    await on.query('BEGIN');
+    await on.query('SELECT pg_advisory_xact_lock_shared($1)', [SERVER_LOCK_KEY]);
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, SERVER_LOCK_TURN_MS).unref();
+    });
+    await on.query('COMMIT');
+  };
+  const holdOn = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        client ??= await connect();
+        await turn(client);
+      } catch {
+        const lost = client;
+        client = undefined;
+        await lost?.end().catch(() => undefined);
+        if (!stopped) await sleep(SERVER_LOCK_RETRY_MS);
+      }
+    }
+  };
+  // The first turn is taken before the server starts; the others follow on their own.
+  client = await connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock_shared($1)', [SERVER_LOCK_KEY]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  const held = holdOn();
   return {
     async release() {
       stopped = true;
-      clearTimeout(retry);
+      wake?.();
+      // Ended first: a turn waiting on a pooler that has no server to give would never return.
       await client?.end().catch(() => undefined);
+      await held;
     },
   };
 }

@@ -10,6 +10,7 @@ import { jest } from '@jest/globals';
 import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/pgbouncer.mjs';
 import { type Cluster, postgresBin, TestClusters } from '../support/pg-cluster';
 import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
+import { readyAgain } from '../support/probes';
 import { sleep } from '../support/sockets';
 
 jest.setTimeout(180_000);
@@ -111,13 +112,7 @@ async function create(url: string, token: string, id: number, name: string): Pro
     // balancer that took the instance out would see it.
     standby.promote();
     await pooler.repoint('127.0.0.1', standby.port);
-    const started = Date.now();
-    let ready = false;
-    while (!ready && Date.now() - started < 10_000) {
-      ready = (await fetch(`${running.url}/health/ready`)).status === 200;
-      if (!ready) await sleep(100);
-    }
-    expect(ready).toBe(true);
+    expect(await readyAgain(running.url, 10_000)).toBeLessThan(10_000);
     expect(await create(running.url, token, 1_000_000, 'after')).toBe(200);
 
     const codes = new Map<Answer, number>();

@@ -9,19 +9,10 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { freshDatabase, testStoreKind } from '../support/databases';
 import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
+import { readyAgain } from '../support/probes';
 import { sleep, timed } from '../support/sockets';
 
 jest.setTimeout(60_000);
-
-/** Polls readiness alone (no create) until it answers 200; how long that took. */
-async function readyAgain(server: ServerProcess, withinMs = 5_000): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < withinMs) {
-    if ((await fetch(`${server.url}/health/ready`)).status === 200) return Date.now() - started;
-    await sleep(50);
-  }
-  throw new Error(`readiness did not come back within ${withinMs} ms`);
-}
 
 async function create(server: ServerProcess, token: string, id: number): Promise<unknown> {
   const response = await fetch(`${server.url}/plants`, {
@@ -61,7 +52,7 @@ describeOnSqlite('a SQLite file locked by another process', () => {
 
       other.exec('ROLLBACK');
       // No create: a balancer that took the instance out sends only its probe.
-      expect(await readyAgain(server)).toBeLessThan(2_000);
+      expect(await readyAgain(server.url)).toBeLessThan(2_000);
       expect(await create(server, token, 3)).toEqual({ name: 'locked out' });
       await sleep(100);
       const lines = server.output();
@@ -96,7 +87,7 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
       expect(health.ms).toBeLessThan(1_500);
       expect(health.value.status).toBe(503);
       await other.query('ROLLBACK');
-      expect(await readyAgain(server)).toBeLessThan(2_000);
+      expect(await readyAgain(server.url)).toBeLessThan(2_000);
       const stored = await other.query('SELECT count(*)::int AS n FROM plant');
       expect(stored.rows[0]).toEqual({ n: 0 });
       expect(await create(server, token, 200)).toEqual({ name: 'locked out' });

@@ -5,6 +5,7 @@ import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/pgb
 import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
 import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
 import { run } from '../support/spawn';
+import { readyAgain } from '../support/probes';
 import { sleep } from '../support/sockets';
 
 jest.setTimeout(90_000);
@@ -173,15 +174,6 @@ const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
     }
   };
 
-  const readyAgain = async (withinMs = 5_000): Promise<number> => {
-    const started = Date.now();
-    while (Date.now() - started < withinMs) {
-      if ((await fetch(`${server.url}/health/ready`)).status === 200) return Date.now() - started;
-      await sleep(50);
-    }
-    throw new Error(`readiness did not come back within ${withinMs} ms`);
-  };
-
   it('paused: creates answered 503 within the 3 s pool bound, readiness down, then back by itself', async () => {
     expect((await create(1)).answer).toBe(200);
     await pooler.admin(`PAUSE "${name}"`);
@@ -196,7 +188,7 @@ const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
     } finally {
       await pooler.admin(`RESUME "${name}"`);
     }
-    expect(await readyAgain()).toBeLessThan(2_000);
+    expect(await readyAgain(server.url)).toBeLessThan(2_000);
     expect((await create(5)).answer).toBe(200);
     // A store stall is the store's, never counted or logged as a client's failure.
     const lines = server
@@ -215,7 +207,7 @@ const runs = testStoreKind() === 'postgres' && pgbouncerPath() !== undefined;
     } finally {
       await pooler.start();
     }
-    expect(await readyAgain()).toBeLessThan(2_000);
+    expect(await readyAgain(server.url)).toBeLessThan(2_000);
     expect((await create(11)).answer).toBe(200);
   });
 });

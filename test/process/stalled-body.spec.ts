@@ -23,16 +23,22 @@ describe('a client whose body stalls', () => {
     await database.drop();
   });
 
-  it('answers a body that stalls with the Error body and a log line, then closes', async () => {
+  /** A create promising 100 bytes of body, of which it sends `sent`; what comes back, and when the server closes. */
+  async function promiseABody(sent: string) {
     const socket = await open(server.port);
-    let reply = '';
-    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
-    const closed = new Promise((resolve) => socket.on('close', resolve));
+    const exchange = { socket, reply: '', closed: new Promise((resolve) => socket.on('close', resolve)) };
+    socket.on('data', (chunk: Buffer) => (exchange.reply += chunk.toString()));
     socket.write(
       `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-        'Content-Length: 100\r\n\r\n{"id": 1',
+        `Content-Length: 100\r\n\r\n${sent}`,
     );
-    const { ms } = await timed(() => closed);
+    return exchange;
+  }
+
+  it('answers a body that stalls with the Error body and a log line, then closes', async () => {
+    const exchange = await promiseABody('{"id": 1');
+    const { ms } = await timed(() => exchange.closed);
+    const reply = exchange.reply;
     expect(ms).toBeLessThan(25_000);
     expect(reply).toMatch(/^HTTP\/1\.1 400 /);
     expect(replyBody(reply)).toEqual({ error: 400, message: expect.stringMatching(/timed out/) });
@@ -43,23 +49,20 @@ describe('a client whose body stalls', () => {
   });
 
   it('answers a body dribbled a byte a second (the idle timeout never fires) when the 20 s request deadline passes', async () => {
-    const socket = await open(server.port);
-    let reply = '';
-    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
-    const closed = new Promise((resolve) => socket.on('close', resolve));
-    socket.write(
-      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-        'Content-Length: 100\r\n\r\n',
-    );
+    const exchange = await promiseABody('');
+    const { socket } = exchange;
     const dribble = setInterval(() => socket.writable && socket.write(' '), 1_000);
     try {
-      const { ms } = await timed(() => closed);
+      const { ms } = await timed(() => exchange.closed);
       expect(ms).toBeGreaterThan(19_000);
       expect(ms).toBeLessThan(23_000);
     } finally {
       clearInterval(dribble);
     }
-    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
-    expect(replyBody(reply)).toEqual({ error: 400, message: expect.stringMatching(/whole request within 20 s/) });
+    expect(exchange.reply).toMatch(/^HTTP\/1\.1 400 /);
+    expect(replyBody(exchange.reply)).toEqual({
+      error: 400,
+      message: expect.stringMatching(/whole request within 20 s/),
+    });
   });
 });
