@@ -10,6 +10,7 @@ import { Connections } from './http/connections';
 import { ShutdownState } from './health/shutdown-state';
 import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
 import { hardenHttpServer } from './http/http-server';
+import { InFlightLimit } from './http/in-flight-limit';
 import { refusedAtTheDoor } from './http/request-checks';
 import { nestLogger } from './logging/logging';
 import { requestLogger } from './http/request-log';
@@ -62,7 +63,7 @@ export async function createApp(
       },
     );
     const viaProxy = config.trustProxy !== false && config.trustProxy !== 0;
-    return configureApp(app, adapter, logger, metrics, connections, viaProxy);
+    return configureApp(app, adapter, logger, metrics, connections, viaProxy, new InFlightLimit(config.maxInFlight));
   } catch (error) {
     await serverLock.release();
     await dataSource.destroy().catch(() => undefined);
@@ -78,6 +79,7 @@ function configureApp(
   metrics: Metrics,
   connections: Connections,
   viaProxy: boolean,
+  limit: InFlightLimit,
 ): NestExpressApplication {
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -88,7 +90,13 @@ function configureApp(
   const logRequest = requestLogger(logger, metrics, viaProxy);
   adapter.setOnRequestHook((request, response, next) =>
     logRequest(request, response, () => {
-      if (!refusedAtTheDoor(request, response) && !connections.refusedWhileDraining(request, response)) next();
+      if (
+        !refusedAtTheDoor(request, response) &&
+        !connections.refusedWhileDraining(request, response) &&
+        !limit.refused(request, response)
+      ) {
+        next();
+      }
     }),
   );
   setupOpenApi(app);

@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       workers: 1,
       trustProxy: false,
       shutdownDelayMs: 0,
+      maxInFlight: 1024,
     });
     expect(config.metrics).toBeUndefined();
   });
@@ -35,6 +36,7 @@ describe('loadConfig', () => {
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       SHUTDOWN_DELAY: '5',
+      MAX_IN_FLIGHT: '64',
     });
     expect(config).toEqual({
       port: 8080,
@@ -49,6 +51,7 @@ describe('loadConfig', () => {
       trustProxy: 'loopback, 10.0.0.0/8',
       tracing: { endpoint: 'http://collector:4318', serviceName: 'plant-store' },
       shutdownDelayMs: 5000,
+      maxInFlight: 64,
     });
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ SHUTDOWN_DELAY: '0.25' }).shutdownDelayMs).toBe(250);
@@ -79,6 +82,8 @@ describe('loadConfig', () => {
     [{ SHUTDOWN_DELAY: '5s' }, 'SHUTDOWN_DELAY'],
     [{ SHUTDOWN_DELAY: '-1' }, 'SHUTDOWN_DELAY'],
     [{ SHUTDOWN_DELAY: '3601' }, 'SHUTDOWN_DELAY'],
+    [{ MAX_IN_FLIGHT: '0' }, 'MAX_IN_FLIGHT'],
+    [{ MAX_IN_FLIGHT: 'many' }, 'MAX_IN_FLIGHT'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^${variable} `));

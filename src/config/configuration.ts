@@ -41,6 +41,8 @@ export interface AppConfig {
    * drain: the time a load balancer or Kubernetes needs to see it and stop routing here.
    */
   readonly shutdownDelayMs: number;
+  /** Requests in flight per process past which a request is answered 503 at once (InFlightLimit). */
+  readonly maxInFlight: number;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -69,6 +71,7 @@ export const DEFAULTS = {
   OTEL_EXPORTER_OTLP_ENDPOINT: '',
   OTEL_SERVICE_NAME: 'plant-store',
   SHUTDOWN_DELAY: '0',
+  MAX_IN_FLIGHT: '1024',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -218,6 +221,13 @@ export function readEnvironment(cwd = process.cwd(), env: Env = process.env): En
   return { ...parseEnv(text), ...env };
 }
 
+function parseMaxInFlight(raw: string): number {
+  if (!/^\d{1,6}$/.test(raw) || Number(raw) < 1) {
+    throw new ConfigError('MAX_IN_FLIGHT', `must be a number of requests from 1 to 999999, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
 /**
  * Settings that may hold a secret (a password in DATABASE_URL), and so may also be given as a
  * file, the way container platforms hand secrets over and official database images read them:
@@ -267,5 +277,6 @@ export function loadConfig(given: Env = process.env): AppConfig {
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
     tracing: parseTracing(read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'), read(env, 'OTEL_SERVICE_NAME')),
     shutdownDelayMs: parseShutdownDelay(read(env, 'SHUTDOWN_DELAY')),
+    maxInFlight: parseMaxInFlight(read(env, 'MAX_IN_FLIGHT')),
   };
 }
