@@ -10,7 +10,7 @@ import { rawRequest, replyBody } from './support/raw-http';
 /**
  * What an abusive client meets: every answer in the contract, and nothing that makes the server
  * spend more than the request is worth. (Timeouts and shutdown need a real process: see
- * test/process/abuse.spec.ts.)
+ * test/process/stalled-body.spec.ts, slow-reader.spec.ts and shutdown.spec.ts.)
  */
 describe('abusive clients', () => {
   let t: TestApp;
