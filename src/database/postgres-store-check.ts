@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { boundedQuery, isTransportFailure, postgresClient, postgresFailure } from './postgres';
+import { boundedQuery, withPooledClient } from './postgres';
 import { StoreCheck } from './store-check';
 import { StoreUnavailableError } from './store-unavailable.error';
 
@@ -32,19 +32,11 @@ export class PostgresStoreCheck extends StoreCheck {
   }
 
   async ready(): Promise<void> {
-    const client = await postgresClient(this.dataSource);
-    let broken = false;
-    let row: CheckRow | undefined;
-    try {
+    const row = await withPooledClient(this.dataSource, async (client) => {
       // Several statements in one text: pg answers with one result each.
       const results = (await boundedQuery(client, { text: CHECK })) as unknown as { rows: CheckRow[] }[];
-      row = results.at(-1)?.rows[0];
-    } catch (error) {
-      broken = isTransportFailure(error);
-      throw postgresFailure(error);
-    } finally {
-      client.release(broken);
-    }
+      return results.at(-1)?.rows[0];
+    });
     if (row?.readOnly !== 'off') throw new StoreUnavailableError('the database is read-only');
     if (row.mayWrite !== true) throw new StoreUnavailableError('the user may not write the tables (SQLSTATE 42501)');
   }

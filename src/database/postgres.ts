@@ -100,6 +100,26 @@ export async function postgresClient(dataSource: DataSource): Promise<PoolClient
 }
 
 /**
+ * `work` on a connection from the pool, which goes back to it afterwards, or is discarded when
+ * the connection itself failed; a failure comes out as `postgresFailure` sees it.
+ */
+export async function withPooledClient<T>(
+  dataSource: DataSource,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await postgresClient(dataSource);
+  let broken = false;
+  try {
+    return await work(client);
+  } catch (error) {
+    broken = isTransportFailure(error);
+    throw postgresFailure(error);
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
  * The bounds, set for one transaction (SET LOCAL). They end with it, so they hold the same
  * directly and through a transaction pooler (PgBouncer, RDS Proxy, Neon's and Supabase's pooled
  * endpoints), which hands each transaction whichever server connection is free and refuses
@@ -215,9 +235,12 @@ async function holdPostgresServerLock(database: PostgresConfig): Promise<ServerL
     await next.connect();
     return next;
   };
-  const turn = async (on: pg.Client): Promise<void> => {
+  const take = async (on: pg.Client): Promise<void> => {
     await on.query('BEGIN');
     await on.query('SELECT pg_advisory_xact_lock_shared($1)', [SERVER_LOCK_KEY]);
+  };
+  const turn = async (on: pg.Client): Promise<void> => {
+    await take(on);
     await new Promise<void>((resolve) => {
       wake = resolve;
       setTimeout(resolve, SERVER_LOCK_TURN_MS).unref();
@@ -240,8 +263,7 @@ async function holdPostgresServerLock(database: PostgresConfig): Promise<ServerL
   // The first turn is taken before the server starts; the others follow on their own.
   client = await connect();
   try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock_shared($1)', [SERVER_LOCK_KEY]);
+    await take(client);
     await client.query('COMMIT');
   } catch (error) {
     await client.end().catch(() => undefined);

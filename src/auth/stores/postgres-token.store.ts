@@ -1,8 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { lookupBatcher } from '../../database/lookup-batcher';
-import { boundedQuery, isTransportFailure, postgresClient, postgresFailure } from '../../database/postgres';
+import { boundedQuery, postgresFailure, withPooledClient } from '../../database/postgres';
 import type { StoreOutage } from '../../database/store-outage';
-import { StoreUnavailableError } from '../../database/store-unavailable.error';
 import type { TokenRecord, TokenStore } from '../token-store';
 
 const LOOKUP =
@@ -24,19 +23,12 @@ export class PostgresTokenStore implements TokenStore {
 
   private async findMany(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
     try {
-      const client = await postgresClient(this.dataSource);
-      let broken = false;
-      try {
+      return await withPooledClient(this.dataSource, async (client) => {
         const result = await boundedQuery<TokenRecord & { hash: string }>(client, { text: LOOKUP, values: [hashes] });
         return new Map(result.rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
-      } catch (error) {
-        broken = isTransportFailure(error);
-        throw postgresFailure(error);
-      } finally {
-        client.release(broken);
-      }
+      });
     } catch (error) {
-      throw this.outage.report(error instanceof StoreUnavailableError ? error : postgresFailure(error));
+      throw this.outage.report(postgresFailure(error));
     }
   }
 }

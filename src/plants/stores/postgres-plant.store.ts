@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { GroupCommit } from '../../database/group-commit';
-import { boundedQuery, isTransportFailure, postgresClient, postgresFailure } from '../../database/postgres';
+import { boundedQuery, postgresClient, postgresFailure, withPooledClient } from '../../database/postgres';
 import type { StoreOutage } from '../../database/store-outage';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
 import type { PlantEntity } from '../plant.entity';
@@ -90,27 +90,20 @@ export class PostgresPlantStore implements PlantStore {
     // for the other's uncommitted rows (a deadlock, and a failed batch); in one order they queue.
     const sent = [...first.values()].sort(byId);
 
-    const client = await postgresClient(this.dataSource);
-    let created: Set<string>;
     const taken = new Map<string, Pick<PlantEntity, 'name' | 'tag'>>();
-    let broken = false;
-    try {
+    const created = await withPooledClient(this.dataSource, async (client) => {
       const inserted = await boundedQuery<{ id: string }>(client, {
         text: INSERT,
         values: [sent.map((row) => row.id), sent.map((row) => row.name), sent.map((row) => row.tag)],
       });
-      created = new Set(inserted.rows.map((row) => row.id));
-      const lost = sent.filter((row) => !created.has(row.id)).map((row) => row.id);
+      const ids = new Set(inserted.rows.map((row) => row.id));
+      const lost = sent.filter((row) => !ids.has(row.id)).map((row) => row.id);
       if (lost.length > 0) {
         const stored = await boundedQuery<PlantEntity>(client, { text: SELECT_TAKEN, values: [lost] });
         for (const row of stored.rows) taken.set(row.id, row);
       }
-    } catch (error) {
-      broken = isTransportFailure(error);
-      throw postgresFailure(error);
-    } finally {
-      client.release(broken);
-    }
+      return ids;
+    });
     return batch.map((row) => {
       const sentRow = first.get(row.id)!;
       if (!created.has(row.id)) return duplicateOutcome(row, taken.get(row.id));
