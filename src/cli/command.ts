@@ -22,10 +22,20 @@ export function commandConfig() {
 export function standardOutputClosed(): boolean {
   try {
     if (readlinkSync('/proc/self/fd/1') !== '/dev/null') return false;
-    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
-    return flags !== undefined && (parseInt(flags, 8) & 0o3) === 0o2; // O_ACCMODE is O_RDWR
+    const flags = standardOutputFlags();
+    return flags !== undefined && (flags & 0o3) === 0o2; // O_ACCMODE is O_RDWR
   } catch {
     return false;
+  }
+}
+
+/** The open(2) flags of this process's standard output, from /proc (Linux); undefined elsewhere. */
+export function standardOutputFlags(): number | undefined {
+  try {
+    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
+    return flags === undefined ? undefined : parseInt(flags, 8);
+  } catch {
+    return undefined;
   }
 }
 

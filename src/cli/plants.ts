@@ -30,7 +30,14 @@ import { isInt64, isText } from '../plants/plant-fields';
 import type { PlantEntity } from '../plants/plant.entity';
 import type { PlantStore } from '../plants/plant-store';
 import { PLANT_STORES } from '../plants/stores/plant-stores';
-import { commandConfig, OperatorError, runCommand, standardOutputClosed, UsageError } from './command';
+import {
+  commandConfig,
+  OperatorError,
+  runCommand,
+  standardOutputClosed,
+  standardOutputFlags,
+  UsageError,
+} from './command';
 
 const USAGE = `usage: npm run plants -- export
        npm run plants -- import FILE
@@ -79,8 +86,8 @@ export function plantFromLine(line: string): PlantEntity | string {
 function exportOutput(): Writable {
   try {
     if (process.env.npm_lifecycle_event !== 'plants' || !fstatSync(1).isFile()) return process.stdout;
-    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
-    if (flags === undefined || (parseInt(flags, 8) & 0o2000) !== 0) return process.stdout; // O_APPEND
+    const flags = standardOutputFlags();
+    if (flags === undefined || (flags & 0o2000) !== 0) return process.stdout; // O_APPEND
     const written = readFileSync(readlinkSync('/proc/self/fd/1'), 'utf8');
     if (!/^\n> \S+ plants\n> [^\n]*\n\n$/.test(written)) return process.stdout;
     ftruncateSync(1, 0);

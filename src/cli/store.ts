@@ -41,6 +41,9 @@ const list = (names: readonly string[]): string => (names.length === 0 ? 'none' 
 /** The operator's explicit word that a revert may throw rows away. */
 const DROP_DATA = '--drop-data';
 
+const rowsOf = ({ table, rows }: { table: string; rows: number }): string =>
+  `${table} (${rows} ${rows === 1 ? 'row' : 'rows'})`;
+
 /** Opens the store without migrating it, for `work`; `anyVersion`: even one ahead of this version. */
 async function withStore(
   database: DatabaseConfig,
@@ -96,14 +99,14 @@ async function main(args: readonly string[]): Promise<void> {
       if (lost === undefined) throw new OperatorError(`${where} has no migration to revert`);
       const holding = lost.tables.filter(({ rows }) => rows > 0);
       if (holding.length > 0 && !dropData) {
-        const what = holding.map(({ table, rows }) => `${table} (${rows} ${rows === 1 ? 'row' : 'rows'})`).join(', ');
+        const what = holding.map(rowsOf).join(', ');
         throw new OperatorError(
           `reverting ${lost.migration} would drop ${what} in ${where}; nothing was changed. ` +
             `Back the store up first; to revert anyway, throwing them away: node dist/cli/store.js revert ${DROP_DATA}`,
         );
       }
       await revertLastMigration(database, dataSource);
-      const dropped = holding.map(({ table, rows }) => `\ndropped: ${table} (${rows} ${rows === 1 ? 'row' : 'rows'})`);
+      const dropped = holding.map((table) => `\ndropped: ${rowsOf(table)}`);
       process.stdout.write(`store: ${where}\nreverted: ${lost.migration}${dropped.join('')}\n`);
     });
   }

@@ -176,13 +176,15 @@ function nameWithoutOverwriting(from: string, to: string): void {
  * start meanwhile. Not the store itself: a read transaction held open there would stop every
  * checkpoint, and the log would grow without end.
  */
-const serverLockPath = (database: SqliteConfig): string => `${database.path}.server-lock`;
+function openServerLock(database: SqliteConfig, busyTimeoutMs: number): { path: string; lock: Database.Database } {
+  const path = `${database.path}.server-lock`;
+  closeSync(openSync(path, 'a', 0o600));
+  return { path, lock: new Database(path, { timeout: busyTimeoutMs }) };
+}
 
 function sqliteServerLock(database: SqliteConfig): ServerLock {
   if (database.path === ':memory:') return { release: () => Promise.resolve() };
-  const path = serverLockPath(database);
-  closeSync(openSync(path, 'a', 0o600));
-  const lock = new Database(path, { timeout: OPEN_BUSY_TIMEOUT_MS });
+  const { path, lock } = openServerLock(database, OPEN_BUSY_TIMEOUT_MS);
   try {
     lock.exec('BEGIN');
     lock.prepare('SELECT count(*) FROM sqlite_master').get();
@@ -204,9 +206,7 @@ function sqliteServerLock(database: SqliteConfig): ServerLock {
 /** `work`, while no server holds the store (and none can start); StoreCommandError(`refusal`) if one does. */
 async function withoutServers<T>(database: SqliteConfig, work: () => Promise<T>, refusal = SERVER_RUNNING): Promise<T> {
   if (database.path === ':memory:') return work();
-  const path = serverLockPath(database);
-  closeSync(openSync(path, 'a', 0o600));
-  const lock = new Database(path, { timeout: 0 });
+  const { lock } = openServerLock(database, 0);
   try {
     try {
       lock.exec('BEGIN EXCLUSIVE');
@@ -222,6 +222,9 @@ async function withoutServers<T>(database: SqliteConfig, work: () => Promise<T>,
 
 /** How long opening and migrating wait for another process's lock on the file. */
 const OPEN_BUSY_TIMEOUT_MS = 5000;
+
+/** How often a start looks again at the pending migrations while another process applies them. */
+const MIGRATION_LOOK_AGAIN_MS = 50;
 
 /** How often switching a fresh file to WAL is tried again while another process writes it. */
 const WAL_SWITCH_RETRY_MS = 5;
@@ -322,7 +325,7 @@ export const SQLITE: StoreKind<SqliteConfig> = {
       } catch (error) {
         // Another process creating the migrations table at the same moment: look again.
         if (Date.now() >= deadline) throw error;
-        await sleep(WAL_SWITCH_RETRY_MS * 10);
+        await sleep(MIGRATION_LOOK_AGAIN_MS);
         continue;
       }
       if (breaking === undefined) return run();
@@ -331,7 +334,7 @@ export const SQLITE: StoreKind<SqliteConfig> = {
         throw error;
       });
       if (applied !== undefined) return applied;
-      await sleep(WAL_SWITCH_RETRY_MS * 10);
+      await sleep(MIGRATION_LOOK_AGAIN_MS);
     }
   },
   // The file lock serialises it with any other process's writes.

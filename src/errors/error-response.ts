@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorBody, ErrorCode } from './error-codes';
+import { type ErrorBody, ErrorCode } from './error-codes';
 
 /** The contract code each failed response was answered with, for its request log line. */
 const failureCodes = new WeakMap<ServerResponse, ErrorCode>();
@@ -45,6 +45,15 @@ export function writeError(
   response.setHeader('Content-Type', 'application/json; charset=utf-8');
   response.setHeader('Content-Length', Buffer.byteLength(json));
   response.end(json);
+}
+
+/**
+ * The server's own refusals for want of time, capacity or a future (a response past its deadline,
+ * past MAX_IN_FLIGHT, while draining): 503 with `Retry-After: 1`, and the connection closed after it.
+ */
+export function writeUnavailable(request: IncomingMessage, response: ServerResponse, message: string): void {
+  response.setHeader('Connection', 'close');
+  writeError(request, response, { error: ErrorCode.ServiceUnavailable, message }, { 'Retry-After': '1' });
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ErrorCode } from '../errors/error-codes';
-import { writeError } from '../errors/error-response';
+import { writeUnavailable } from '../errors/error-response';
+import { isProbe } from './probes';
 
 /**
  * After deciding to close, how long a connection keeps reading (and discarding) what the client
@@ -17,9 +17,6 @@ export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 export const DRAIN_IDLE_GRACE_MS = 250;
 /** How often responses are checked against their deadline (see enforceDeadline). */
 export const DEADLINE_CHECK_MS = 1_000;
-
-/** The health probes, answered during a drain too (the store's and readiness 503, liveness 200). */
-const PROBES = new Set(['/health', '/health/live', '/health/ready']);
 
 /** A request waiting for its turn, or a refusal of bytes that never became a request. */
 type Turn = { request: IncomingMessage; response: ServerResponse } | (() => void);
@@ -113,13 +110,7 @@ export class Connections {
         if (response.headersSent || !response.req.complete) {
           response.destroy();
         } else {
-          response.setHeader('Connection', 'close');
-          writeError(
-            response.req,
-            response,
-            { error: ErrorCode.ServiceUnavailable, message: 'The server could not answer in time; try again' },
-            { 'Retry-After': '1' },
-          );
+          writeUnavailable(response.req, response, 'The server could not answer in time; try again');
         }
       }
     }, DEADLINE_CHECK_MS).unref();
@@ -184,13 +175,8 @@ export class Connections {
   refusedWhileDraining(request: IncomingMessage, response: ServerResponse): boolean {
     if (!this.draining) return false;
     response.setHeader('Connection', 'close');
-    if (request.method === 'GET' && PROBES.has(request.url ?? '')) return false;
-    writeError(
-      request,
-      response,
-      { error: ErrorCode.ServiceUnavailable, message: 'The server is shutting down; try again' },
-      { 'Retry-After': '1' },
-    );
+    if (isProbe(request)) return false;
+    writeUnavailable(request, response, 'The server is shutting down; try again');
     return true;
   }
 

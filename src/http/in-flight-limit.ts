@@ -1,9 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode } from '../errors/error-codes';
-import { writeError } from '../errors/error-response';
-
-/** The health probes, never shed: a liveness probe refused under load would get the process restarted. */
-const PROBES = new Set(['/health', '/health/live', '/health/ready']);
+import { writeUnavailable } from '../errors/error-response';
+import { isProbe } from './probes';
 
 /**
  * Sheds load cheaply: past `max` requests in flight in this process, a request is answered at
@@ -20,14 +17,8 @@ export class InFlightLimit {
 
   /** True when this answered the request (503); otherwise it counts until the response closes. */
   refused(request: IncomingMessage, response: ServerResponse): boolean {
-    if (this.inFlight >= this.max && !(request.method === 'GET' && PROBES.has(request.url ?? ''))) {
-      response.setHeader('Connection', 'close');
-      writeError(
-        request,
-        response,
-        { error: ErrorCode.ServiceUnavailable, message: 'The server is at capacity; try again shortly' },
-        { 'Retry-After': '1' },
-      );
+    if (this.inFlight >= this.max && !isProbe(request)) {
+      writeUnavailable(request, response, 'The server is at capacity; try again shortly');
       return true;
     }
     this.inFlight++;
