@@ -4,13 +4,13 @@
  * the port still serves (SHUTDOWN_DELAY), before the drain begins (see `gracefulShutdown`).
  */
 export class ShutdownState {
-  private since?: number;
+  private asked = false;
 
   get requested(): boolean {
-    return this.since !== undefined;
+    return this.asked;
   }
 
   request(): void {
-    this.since ??= Date.now();
+    this.asked = true;
   }
 }
