@@ -18,4 +18,5 @@ export default function globalSetup() {
     ],
     { stdio: 'inherit' },
   );
+  execFileSync(process.execPath, ['scripts/build-info.mjs'], { stdio: 'inherit' });
 }

@@ -6,5 +6,6 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from './src/config/configuration';
 import { dataSourceOptions } from './src/database/open-store';
+import { ENTITIES } from './src/entities';
 
-export default new DataSource(dataSourceOptions(loadConfig().database));
+export default new DataSource(dataSourceOptions(loadConfig().database, ENTITIES));

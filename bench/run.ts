@@ -5,10 +5,12 @@
  *
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
  *                 token (WORKERS as given)
+ *   sqlite-stock  the same with FAST_PATH=off: the stock pieces in place of the fast path's
  *   sqlite-metrics  the same with METRICS_PORT set: what counting every answer costs
  *   sqlite-tracing  the same with OTEL_EXPORTER_OTLP_ENDPOINT set, sending its spans to a
  *                 receiver in this process that reads and drops them
  *   postgres      the same on a fresh PostgreSQL database (skipped when none answers)
+ *   postgres-stock  the same with FAST_PATH=off
  *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
  *                 pgbouncer is not installed)
  *   express-echo  bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
@@ -50,25 +52,27 @@ const WORKERS = process.env.WORKERS ?? '1';
 const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
-const ALL_TARGETS = [
+/** The service itself, as production runs it, in its variants. */
+const SERVICE_TARGETS = [
   'sqlite',
+  'sqlite-stock',
   'sqlite-metrics',
   'sqlite-tracing',
   'postgres',
+  'postgres-stock',
   'postgres-pgbouncer',
-  'express-echo',
-  'node-sqlite',
-  'node-pg',
-  'nest-sqlite',
 ] as const;
+const ALL_TARGETS = [...SERVICE_TARGETS, 'express-echo', 'node-sqlite', 'node-pg', 'nest-sqlite'] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
 type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
   sqlite: 'sqlite',
+  'sqlite-stock': 'sqlite',
   'sqlite-metrics': 'sqlite',
   'sqlite-tracing': 'sqlite',
   postgres: 'postgres',
+  'postgres-stock': 'postgres',
   'postgres-pgbouncer': 'postgres',
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
@@ -105,7 +109,7 @@ const LOAD: 'wrk' | 'autocannon' =
   process.env.BENCH_LOAD === 'autocannon' || (process.env.BENCH_LOAD !== 'wrk' && !hasWrk()) ? 'autocannon' : 'wrk';
 
 function isService(target: TargetName): boolean {
-  return ['sqlite', 'sqlite-metrics', 'sqlite-tracing', 'postgres', 'postgres-pgbouncer'].includes(target);
+  return (SERVICE_TARGETS as readonly string[]).includes(target);
 }
 
 /**
@@ -122,13 +126,8 @@ function serviceNodeArgs(): string[] {
 const SERVICE_NODE_ARGS = serviceNodeArgs();
 
 function commandFor(target: TargetName): string[] {
+  if (isService(target)) return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
   switch (target) {
-    case 'sqlite':
-    case 'sqlite-metrics':
-    case 'sqlite-tracing':
-    case 'postgres':
-    case 'postgres-pgbouncer':
-      return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
     case 'express-echo':
       return [...TS_NODE, join(ROOT, 'bench/references/express-echo.ts')];
     case 'node-sqlite':
@@ -137,6 +136,8 @@ function commandFor(target: TargetName): string[] {
       return [...TS_NODE, join(ROOT, 'bench/references/node-pg.ts')];
     case 'nest-sqlite':
       return [...TS_NODE, join(ROOT, 'bench/references/nest-sqlite.ts')];
+    default:
+      throw new Error(`no command for ${target}`);
   }
 }
 
@@ -355,6 +356,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
     DATABASE_URL: store.url,
     WORKERS,
     ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
+    ...(target === 'sqlite-stock' || target === 'postgres-stock' ? { FAST_PATH: 'off' } : {}),
     ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
   });
   let peak = 0;
@@ -467,8 +469,12 @@ async function main(): Promise<void> {
     ['sqlite-tracing / sqlite', 'sqlite-tracing', 'sqlite'],
     ['sqlite / node-sqlite', 'sqlite', 'node-sqlite'],
     ['sqlite / nest-sqlite', 'sqlite', 'nest-sqlite'],
+    ['sqlite-stock / nest-sqlite', 'sqlite-stock', 'nest-sqlite'],
+    ['sqlite / sqlite-stock', 'sqlite', 'sqlite-stock'],
     ['nest-sqlite / express-echo', 'nest-sqlite', 'express-echo'],
     ['postgres / node-pg', 'postgres', 'node-pg'],
+    ['postgres-stock / node-pg', 'postgres-stock', 'node-pg'],
+    ['postgres / postgres-stock', 'postgres', 'postgres-stock'],
     ['postgres-pgbouncer / postgres', 'postgres-pgbouncer', 'postgres'],
     ['postgres / express-echo', 'postgres', 'express-echo'],
   ];

@@ -4,16 +4,16 @@
 # modules would build against the right ABI. Nothing else is installed; the machine's npm is
 # used, run by this node.
 #
-#   scripts/node.sh [24|22] -- COMMAND...   run COMMAND with that Node first on PATH
-#   eval "$(scripts/node.sh [24|22])"       put it first on PATH in this shell
+#   scripts/node.sh [24|22|26] -- COMMAND...   run COMMAND with that Node first on PATH
+#   eval "$(scripts/node.sh [24|22|26])"       put it first on PATH in this shell
 #
 # The default is 24, the runtime the project is developed, tested and benchmarked on; 22 is the
-# oldest supported line. Versions are pinned exactly here, so every developer and every CI run
+# oldest supported line; 26 is the next LTS line, tested so that moving to it holds no surprise. Versions are pinned exactly here, so every developer and every CI run
 # gets the same binary. Downloads are cached in $PLANT_STORE_NODE_CACHE (default
 # ~/.cache/plant-store/node) and reused.
 set -euo pipefail
 
-declare -A PINNED=([24]=24.21.0 [22]=22.23.3)
+declare -A PINNED=([24]=24.21.0 [22]=22.23.3 [26]=26.10.0)
 
 line=24
 if [[ $# -gt 0 && $1 != -- ]]; then

@@ -1,10 +1,10 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { type DynamicModule, Module, type ValidationPipeOptions } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE, Reflector } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module';
 import { RateLimitModule } from './auth/rate-limit.module';
-import type { AppConfig } from './config/configuration';
+import { AppConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import type { ServerLock } from './database/store-kind';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter';
@@ -12,9 +12,10 @@ import { ApiError } from './errors/api-error';
 import { ErrorCode } from './errors/error-codes';
 import { HealthModule } from './health/health.module';
 import { ShutdownState } from './health/shutdown-state';
-import { Connections } from './http/connections';
+import { FastPath } from './fast-path/fast-path';
+import { Drain } from './http/drain';
+import { JsonBodyPipe } from './http/json-body.pipe';
 import { Metrics } from './metrics/metrics';
-import { SyncValidationPipe } from './http/sync-validation.pipe';
 import { PlantsModule } from './plants/plants.module';
 
 /** One message per bad field (the pipe stops at a field's first failed rule). */
@@ -34,11 +35,25 @@ export function validationExceptionFactory(errors: ValidationError[]): ApiError 
   return new ApiError(ErrorCode.BadRequest, `Invalid ${schema}: ${flattenMessages(errors).join('; ')}`);
 }
 
+/** The global validation pipe's options, whichever pipe (FastPath) takes them. */
+export const VALIDATION_OPTIONS: ValidationPipeOptions = {
+  transform: true,
+  validateCustomDecorators: true, // the body comes from @JsonBody
+  whitelist: true, // unknown properties are ignored: not stored, not echoed
+  forbidNonWhitelisted: false,
+  forbidUnknownValues: true,
+  transformOptions: { enableImplicitConversion: false }, // no coercion: "5" is not an id
+  validationError: { target: true, value: false }, // target: the class, for the message
+  stopAtFirstError: true,
+  exceptionFactory: validationExceptionFactory,
+};
+
 /** What the application shares with the rest of its process (the HTTP server, the metrics listener). */
 export interface ProcessParts {
   metrics: Metrics;
-  connections: Connections;
+  drain: Drain;
   shutdown: ShutdownState;
+  fastPath: FastPath;
 }
 
 /**
@@ -54,31 +69,35 @@ export class AppModule {
     serverLock: ServerLock,
     parts: ProcessParts,
   ): DynamicModule {
-    const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit)];
+    const rateLimit =
+      config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit, config.rateLimitRedisUrl)];
     return {
       module: AppModule,
-      // This process's metrics, connections and shutdown state, made once by `createApp`, for every feature.
+      // This process's metrics, drain, shutdown state and fast path, made once by `createApp`, for every feature.
       global: true,
-      exports: [Metrics, Connections, ShutdownState],
+      exports: [AppConfig, Metrics, Drain, ShutdownState, FastPath],
       imports: [DatabaseModule.forRoot(dataSource, serverLock), AuthModule, ...rateLimit, PlantsModule, HealthModule],
       providers: [
+        { provide: AppConfig, useValue: config },
         { provide: Metrics, useValue: parts.metrics },
-        { provide: Connections, useValue: parts.connections },
+        { provide: Drain, useValue: parts.drain },
         { provide: ShutdownState, useValue: parts.shutdown },
+        { provide: FastPath, useValue: parts.fastPath },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // Deny by default: BearerAuthGuard, or its stand-in from the fast-path cage. Global guards
+        // run in the order they are provided, and this module's come first: the bearer guard has
+        // said whose token it is before RATE_LIMIT's guard counts it.
+        {
+          provide: APP_GUARD,
+          inject: [Reflector],
+          useFactory: (reflector: Reflector) => parts.fastPath.bearerGuard(reflector),
+        },
+        // Global pipes run in the order they are provided: the body is read, then validated.
+        { provide: APP_PIPE, useClass: JsonBodyPipe },
         {
           provide: APP_PIPE,
-          useValue: new SyncValidationPipe({
-            transform: true,
-            validateCustomDecorators: true, // the body comes from @JsonBody
-            whitelist: true, // unknown properties are ignored: not stored, not echoed
-            forbidNonWhitelisted: false,
-            forbidUnknownValues: true,
-            transformOptions: { enableImplicitConversion: false }, // no coercion: "5" is not an id
-            validationError: { target: true, value: false }, // target: the class, for the message
-            stopAtFirstError: true,
-            exceptionFactory: validationExceptionFactory,
-          }),
+          // Nest's ValidationPipe, or its stand-in from the fast-path cage.
+          useValue: parts.fastPath.validationPipe(VALIDATION_OPTIONS),
         },
       ],
     };

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
@@ -6,30 +7,32 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
 import { describeStore, holdServerLock, openStore, StoreOpenError } from './database/open-store';
 import type { ServerLock } from './database/store-kind';
-import { Connections } from './http/connections';
+import { FastPath } from './fast-path/fast-path';
+import type { SocketHandling } from './fast-path/node-sockets';
+import { AnswerOrder } from './http/answer-order';
+import { Drain } from './http/drain';
 import { ShutdownState } from './health/shutdown-state';
-import { BODY_LIMIT_SETTING } from './http/json-body.decorator';
 import { hardenHttpServer } from './http/http-server';
 import { InFlightLimit } from './http/in-flight-limit';
 import { refusedAtTheDoor } from './http/request-checks';
 import { nestLogger } from './logging/logging';
 import { requestLogger } from './http/request-log';
 import { Metrics } from './metrics/metrics';
-import { setupOpenApi } from './openapi/openapi';
+import { DOCS_PATH, setupOpenApi } from './openapi/openapi';
+import { ENTITIES } from './entities';
 
 /**
  * The whole application, as the server runs it and as the e2e tests get it: the store opened
  * and migrated first (a StoreOpenError names DATABASE_URL and the cause), then Nest on Express.
  * Nest's own JSON parser stays off: it would round ids above 2^53 before any pipe could see
- * them (see JsonBody).
+ * them (see JsonBodyPipe).
  */
 export async function createApp(
   config: AppConfig,
   logger: Logger,
-  connections = new Connections(),
   shutdown = new ShutdownState(),
 ): Promise<NestExpressApplication> {
-  const dataSource = await openStore(config.database, 'server', {
+  const dataSource = await openStore(config.database, ENTITIES, 'server', {
     migrated: (names) =>
       logger.info(
         { context: 'Store', migrationsApplied: names },
@@ -44,17 +47,20 @@ export async function createApp(
     await dataSource.destroy().catch(() => undefined);
     throw new StoreOpenError(describeStore(config.database), error);
   }
-  const metrics = config.metrics === undefined ? Metrics.off() : Metrics.on();
+  const metrics = config.metrics === undefined ? Metrics.off() : Metrics.on(cluster.worker?.id);
+  const fastPath = FastPath.decide(config.fastPath, logger);
+  const sockets = fastPath.socketHandling();
+  const order = new AnswerOrder(sockets);
+  const drain = new Drain(order);
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
     .set('case sensitive routing', true)
     .set('strict routing', true)
-    .set('trust proxy', config.trustProxy)
-    .set(BODY_LIMIT_SETTING, config.bodyLimit);
+    .set('trust proxy', config.trustProxy);
   const adapter = new ExpressAdapter(instance);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource, serverLock, { metrics, connections, shutdown }),
+      AppModule.forRoot(config, dataSource, serverLock, { metrics, drain, shutdown, fastPath }),
       adapter,
       {
         bodyParser: false,
@@ -63,7 +69,8 @@ export async function createApp(
       },
     );
     const viaProxy = config.trustProxy !== false && config.trustProxy !== 0;
-    return configureApp(app, adapter, logger, metrics, connections, viaProxy, new InFlightLimit(config.maxInFlight));
+    const limit = new InFlightLimit(config.maxInFlight);
+    return configureApp(app, adapter, logger, metrics, { order, drain, limit, sockets }, viaProxy);
   } catch (error) {
     await serverLock.release();
     await dataSource.destroy().catch(() => undefined);
@@ -77,22 +84,21 @@ function configureApp(
   adapter: ExpressAdapter,
   logger: Logger,
   metrics: Metrics,
-  connections: Connections,
+  { order, drain, limit, sockets }: { order: AnswerOrder; drain: Drain; limit: InFlightLimit; sockets: SocketHandling },
   viaProxy: boolean,
-  limit: InFlightLimit,
 ): NestExpressApplication {
   app.disable('x-powered-by');
   app.set('etag', false);
   // Every request's first steps, in order: its id and log line, then the refusals that come
   // before routing. They run as Nest's request hook, inside the Express layer Nest's adapter
   // puts first for every request anyway: each further layer a request passes through costs it
-  // Express's matching and a few objects (see docs/performance.md).
-  const logRequest = requestLogger(logger, metrics, viaProxy);
+  // Express's matching and a few objects (see docs/performance-log.md).
+  const logRequest = requestLogger(logger, metrics, viaProxy, DOCS_PATH);
   adapter.setOnRequestHook((request, response, next) =>
     logRequest(request, response, () => {
       if (
         !refusedAtTheDoor(request, response) &&
-        !connections.refusedWhileDraining(request, response) &&
+        !drain.refused(request, response) &&
         !limit.refused(request, response)
       ) {
         next();
@@ -101,7 +107,8 @@ function configureApp(
   );
   setupOpenApi(app);
   const server = app.getHttpServer();
-  hardenHttpServer(server, logger, metrics, connections);
-  connections.track(server);
+  hardenHttpServer(server, logger, metrics, order);
+  sockets.adopt(server, () => drain.closeIdleConnections());
+  order.track(server);
   return app;
 }

@@ -96,9 +96,14 @@ async function bootstrap(): Promise<void> {
     await startCluster(config, logger);
     return;
   }
-  // Loaded only here, so that a cluster primary never loads the app (Nest, TypeORM, ...).
+  // Tracing first, when asked for (its SDK loaded only then), so that it sees `pg` load and the
+  // first request; then the app, loaded only here, so that a cluster primary never loads it.
+  const stopTracing =
+    config.tracing === undefined
+      ? undefined
+      : (await import('./tracing/tracing-sdk.js')).startTracing(config.tracing.endpoint, config.tracing.serviceName);
   const { serve } = await import('./server.js');
-  await serve(config, logger);
+  await serve(config, logger, stopTracing);
 }
 
 void bootstrap();

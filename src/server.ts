@@ -5,25 +5,26 @@ import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
 import { ShutdownState } from './health/shutdown-state';
-import { Connections } from './http/connections';
+import { Drain } from './http/drain';
 import { exitAfterLogs } from './logging/logging';
 import { Metrics } from './metrics/metrics';
 import { joinClusterScrape, processScrape, startMetrics } from './metrics/metrics-server';
-import { listen, listenFailure } from './http/listen';
+import { listen, listenFailure } from './net/listen';
 import { gracefulShutdown, SIGNALS } from './shutdown';
 
-/** Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot. */
-export async function serve(config: AppConfig, logger: Logger): Promise<void> {
-  const connections = new Connections();
+/**
+ * Serves requests: the whole app in this process, or in one cluster worker. Exits 1 if it cannot.
+ * `stopTracing`: the tracing SDK's shutdown, when `main.ts` started it.
+ */
+export async function serve(
+  config: AppConfig,
+  logger: Logger,
+  stopTracing: (() => Promise<void>) | undefined,
+): Promise<void> {
   const shutdownState = new ShutdownState();
-  // Before the app, so that its first request is traced; the SDK is loaded only when asked for.
-  const stopTracing =
-    config.tracing === undefined
-      ? undefined
-      : (await import('./tracing/tracing-sdk.js')).startTracing(config.tracing.endpoint, config.tracing.serviceName);
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, logger, connections, shutdownState);
+    app = await createApp(config, logger, shutdownState);
     await app.init();
   } catch (error) {
     if (error instanceof StoreOpenError) logger.fatal(error.message);
@@ -48,7 +49,7 @@ export async function serve(config: AppConfig, logger: Logger): Promise<void> {
       logger.warn({ context: 'Tracing', err: error }, 'could not export the last spans'),
     );
   };
-  const shutdown = gracefulShutdown(server, connections, shutdownState, config.shutdownDelayMs, closeApp, logger);
+  const shutdown = gracefulShutdown(server, app.get(Drain), shutdownState, config.shutdownDelayMs, closeApp, logger);
   for (const signal of SIGNALS) process.on(signal, shutdown);
 
   let address: AddressInfo;

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { ShutdownState } from './health/shutdown-state';
-import type { Connections } from './http/connections';
+import type { Drain } from './http/drain';
 import { exitAfterLogs } from './logging/logging';
 
 /** Past this (after SHUTDOWN_DELAY), a shutdown that is still waiting on something gives up (exit code 1). */
@@ -52,7 +52,7 @@ function stopListening(server: Server): Promise<void> {
  */
 export function gracefulShutdown(
   server: Server,
-  connections: Connections,
+  drain: Drain,
   state: ShutdownState,
   delayMs: number,
   closeApp: () => Promise<void>,
@@ -76,7 +76,7 @@ export function gracefulShutdown(
     // (503, and the probes: readiness 503, liveness 200), so that a load balancer or Kubernetes
     // sees a draining instance rather than a vanished one; then it closes.
     new Promise((resolve) => setTimeout(resolve, delayMs))
-      .then(() => connections.start())
+      .then(() => drain.begin())
       .then(() => stopListening(server))
       .then(closeApp)
       .then(

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
-import { StoreUnavailableError } from '../src/database/store-unavailable.error';
+import { StoreUnavailableError } from '../src/errors/store-unavailable.error';
 import { Metrics } from '../src/metrics/metrics';
 import { startTestApp, type TestApp } from './support/app';
 

@@ -3,7 +3,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { LINGER_MS } from '../src/http/connections';
+import { LINGER_MS } from '../src/fast-path/node-sockets';
+import { MAX_FIELD_NESTING, MAX_NESTING } from '../src/http/json-fields';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/app';
 import { rawRequest, replyBody } from './support/raw-http';
@@ -41,6 +42,27 @@ describe('hostile input', () => {
     const response = await post(build(50_000));
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ error: 400, message: expect.any(String) });
+  });
+
+  it.each([
+    [MAX_FIELD_NESTING, /\bid must be an integer/],
+    [MAX_FIELD_NESTING + 1, `Invalid NewPlant: id is nested more than ${MAX_FIELD_NESTING} levels deep`],
+    [MAX_NESTING - 1, `Invalid NewPlant: id is nested more than ${MAX_FIELD_NESTING} levels deep`],
+  ])('answers an id nested %i levels deep with 400', async (depth, message) => {
+    const response = await post(`{"id": ${'['.repeat(depth)}${']'.repeat(depth)}, "name": "deep"}`);
+    expect(response.body).toEqual({
+      error: 400,
+      message: typeof message === 'string' ? message : expect.stringMatching(message),
+    });
+  });
+
+  it('refuses a body nested one level deeper than it may, wherever: 400', async () => {
+    const depth = MAX_NESTING;
+    const response = await post(`{"id": 1, "name": "deep", "x": ${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    expect(response.body).toEqual({
+      error: 400,
+      message: `Request body is not valid JSON: nested more than ${MAX_NESTING} levels deep`,
+    });
   });
 
   it.each(['1e400', '-1e400', '1e-400', '123456789012345678901234567890'])('refuses %s as an id', async (id) => {

@@ -8,6 +8,7 @@ import type { PlantEntity } from '../src/plants/plant.entity';
 import type { PlantStore } from '../src/plants/plant-store';
 import { PLANT_STORES } from '../src/plants/stores/plant-stores';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
+import { ENTITIES } from '../src/entities';
 
 /**
  * The store that `npm test` (SQLite) or `npm run test:postgres` (PostgreSQL) runs on, on its own:
@@ -20,8 +21,8 @@ describe(`the ${testStoreKind()} plant store`, () => {
   let store: PlantStore;
   beforeAll(async () => {
     database = await freshDatabase();
-    dataSource = await openStore(parseDatabaseUrl(database.url), 'server');
-    store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
+    dataSource = await openStore(parseDatabaseUrl(database.url), ENTITIES, 'server');
+    store = chooseStore(PLANT_STORES, parseDatabaseUrl(database.url).type, dataSource, new StoreOutage());
   });
   afterAll(async () => {
     await dataSource.destroy();
@@ -92,9 +93,9 @@ describe(`the ${testStoreKind()} plant store`, () => {
     // Two instances each inserting a batch of the same new ids, one ascending and one
     // descending: inserting them in the order they came would deadlock on PostgreSQL (each
     // waiting for the other's uncommitted rows), and one batch would fail.
-    const other = await openStore(parseDatabaseUrl(database.url), 'server');
+    const other = await openStore(parseDatabaseUrl(database.url), ENTITIES, 'server');
     try {
-      const otherStore = chooseStore(PLANT_STORES, other, new StoreOutage());
+      const otherStore = chooseStore(PLANT_STORES, parseDatabaseUrl(database.url).type, other, new StoreOutage());
       for (let round = 0; round < 5; round++) {
         const ids = Array.from({ length: 200 }, (_, i) => String(10_000 + round * 1_000 + i));
         const [up, down] = await Promise.all([

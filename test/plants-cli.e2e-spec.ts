@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
+import { parseDatabaseUrl } from '../src/config/configuration';
 import { chooseStore } from '../src/database/store-provider';
 import { PLANT_STORES } from '../src/plants/stores/plant-stores';
 import { startTestApp, type TestApp } from './support/app';
@@ -63,7 +64,7 @@ describe('npm run plants -- export', () => {
   }, 60_000);
 
   it('reads in pages, so every plant comes out once however the pages fall', async () => {
-    const store = chooseStore(PLANT_STORES, t.dataSource, new StoreOutage());
+    const store = chooseStore(PLANT_STORES, parseDatabaseUrl(t.databaseUrl).type, t.dataSource, new StoreOutage());
     const seen: string[] = [];
     for await (const plant of store.list(2)) seen.push(plant.id);
     expect(seen).toEqual([

@@ -4,13 +4,14 @@ import { parseDatabaseUrl } from '../src/config/configuration';
 import { openStore } from '../src/database/open-store';
 import { nativeSqlite } from '../src/database/sqlite';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
+import { ENTITIES } from '../src/entities';
 
 describe('migrations', () => {
   let database: TestDatabase;
   let dataSource: DataSource;
   beforeAll(async () => {
     database = await freshDatabase();
-    dataSource = await openStore(parseDatabaseUrl(database.url));
+    dataSource = await openStore(parseDatabaseUrl(database.url), ENTITIES);
   });
   afterAll(async () => {
     await dataSource.destroy();
@@ -48,7 +49,7 @@ describe('migrations', () => {
     try {
       other.exec('BEGIN IMMEDIATE; CREATE TABLE elsewhere (x)');
       const released = setTimeout(() => other.exec('COMMIT'), 200);
-      const dataSource = await openStore(config, 'server');
+      const dataSource = await openStore(config, ENTITIES, 'server');
       clearTimeout(released);
       try {
         expect(nativeSqlite(dataSource).pragma('journal_mode', { simple: true })).toBe('wal');

@@ -1,9 +1,8 @@
 import { jest } from '@jest/globals';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import request from 'supertest';
-import { freshDatabase, testStoreKind } from './support/databases';
+import { alterStore, freshDatabase, onPostgres, testStoreKind } from './support/databases';
 import { startTestApp, type TestApp } from './support/app';
 import { TokensService } from '../src/auth/tokens.service';
 import { createApp } from '../src/app.setup';
@@ -19,40 +18,10 @@ const onSqlite = testStoreKind() === 'sqlite';
 const viaPooler = process.env.TEST_POOLER_URL !== undefined;
 
 /** The same database, reached directly as the admin user (never through the pooler). */
-function adminUrl(databaseUrl: string): string {
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.pathname = new URL(databaseUrl).pathname;
-  return url.toString();
-}
-
-async function onPostgres<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl(databaseUrl) });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Ends every session on the database, as a failover or a restart does: new ones see its settings. */
 function endSessions(client: pg.Client, name: string): Promise<unknown> {
   return client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
-}
-
-/** Runs `sql` on the store from another connection, as an operator (or an accident) would. */
-async function alterStore(t: TestApp, sqlite: string, postgres: string = sqlite): Promise<void> {
-  if (onSqlite) {
-    const db = new Database(t.databaseUrl.replace(/^sqlite:/, ''));
-    try {
-      db.exec(sqlite);
-    } finally {
-      db.close();
-    }
-  } else {
-    await onPostgres(t.databaseUrl, (client) => client.query(postgres));
-  }
 }
 
 function create(server: Server, token: string, id: number) {
@@ -92,7 +61,7 @@ describe('a store that answers but cannot take creates', () => {
 
   it('with its plant table gone: 503 for creates, probes down at once, and back by itself', async () => {
     expect((await create(t.server, t.token, id++)).status).toBe(200);
-    await alterStore(t, 'ALTER TABLE "plant" RENAME TO "plant_away"');
+    await alterStore(t.databaseUrl, 'ALTER TABLE "plant" RENAME TO "plant_away"');
 
     // The probes see it before any create does.
     expect((await request(t.server).get('/health')).status).toBe(503);
@@ -102,7 +71,7 @@ describe('a store that answers but cannot take creates', () => {
     expect(refused.body).toEqual({ error: 503, message: 'The store is unavailable; try again shortly' });
     expect(outageLines(log, 'started')).toBe(1);
 
-    await alterStore(t, 'ALTER TABLE "plant_away" RENAME TO "plant"');
+    await alterStore(t.databaseUrl, 'ALTER TABLE "plant_away" RENAME TO "plant"');
     expect(await readyAgain(t.server)).toBeLessThan(2_000);
     expect((await request(t.server).get('/health')).status).toBe(200);
     expect(outageLines(log, 'ended')).toBe(1);
@@ -112,10 +81,10 @@ describe('a store that answers but cannot take creates', () => {
 
   it('after an outage met by creates, back with no create sent, and so is plant_store_store_up', async () => {
     const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry!.metrics())?.[1];
-    await alterStore(t, 'ALTER TABLE "plant" RENAME TO "plant_away"');
+    await alterStore(t.databaseUrl, 'ALTER TABLE "plant" RENAME TO "plant_away"');
     for (let i = 0; i < 3; i++) expect((await create(t.server, t.token, id++)).body).toMatchObject({ error: 503 });
     expect(await storeUp()).toBe('0');
-    await alterStore(t, 'ALTER TABLE "plant_away" RENAME TO "plant"');
+    await alterStore(t.databaseUrl, 'ALTER TABLE "plant_away" RENAME TO "plant"');
     // Nothing at all from here on: no create, no probe, as a balancer that took the instance out.
     await sleep(2_000);
     expect(await storeUp()).toBe('1');

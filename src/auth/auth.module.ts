@@ -1,19 +1,16 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { storeProvider } from '../database/store-provider';
-import { BearerAuthGuard } from './bearer-auth.guard';
 import { BearerStrategy } from './bearer.strategy';
-import { PostgresTokenStore } from './stores/postgres-token.store';
-import { SqliteTokenStore } from './stores/sqlite-token.store';
+import { TOKEN_STORES } from './stores/token-stores';
 import { TokenStore } from './token-store';
 
+/**
+ * The `bearer` passport strategy on the token store. The guard that uses it is registered
+ * globally by AppModule (BearerAuthGuard, or its stand-in from the fast-path cage).
+ */
 @Module({
   imports: [PassportModule.register({ session: false })],
-  providers: [
-    storeProvider(TokenStore, { sqlite: SqliteTokenStore, postgres: PostgresTokenStore }),
-    BearerStrategy,
-    { provide: APP_GUARD, useClass: BearerAuthGuard },
-  ],
+  providers: [storeProvider(TokenStore, TOKEN_STORES), BearerStrategy],
 })
 export class AuthModule {}

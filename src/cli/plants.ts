@@ -24,7 +24,7 @@ import type { Readable, Writable } from 'node:stream';
 import { openStore } from '../database/open-store';
 import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
-import { parseJsonLossless } from '../http/lossless-json';
+import { readJsonFields } from '../http/json-fields';
 import type { Outcome } from '../plants/create-outcome';
 import { isInt64, isText } from '../plants/plant-fields';
 import type { PlantEntity } from '../plants/plant.entity';
@@ -38,6 +38,7 @@ import {
   standardOutputFlags,
   UsageError,
 } from './command';
+import { ENTITIES } from '../entities';
 
 const USAGE = `usage: npm run plants -- export
        npm run plants -- import FILE
@@ -60,14 +61,14 @@ export function plantLine(plant: PlantEntity): string {
 
 /** A line of an export as the plant it holds, or why it holds none. */
 export function plantFromLine(line: string): PlantEntity | string {
-  let value: unknown;
+  let read: ReturnType<typeof readJsonFields>;
   try {
-    value = parseJsonLossless(line);
+    read = readJsonFields(line, ['id', 'name', 'tag']);
   } catch {
     return 'not JSON';
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
-  const { id, name, tag } = value as Record<string, unknown>;
+  if (!('object' in read)) return 'not a JSON object';
+  const { id, name, tag } = read.object;
   if (!isInt64(id)) return '"id" must be an integer from -2^63 to 2^63-1';
   if (!isText(name)) return '"name" must be a string';
   if (tag !== undefined && !isText(tag)) return '"tag" must be a string when present';
@@ -152,9 +153,10 @@ async function main(args: readonly string[]): Promise<void> {
         throw new OperatorError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
       }
     }
-    const dataSource = await openStore(commandConfig().database);
+    const { database } = commandConfig();
+    const dataSource = await openStore(database, ENTITIES);
     try {
-      const store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
+      const store = chooseStore(PLANT_STORES, database.type, dataSource, new StoreOutage());
       const input = file === '-' ? process.stdin : createReadStream(file);
       if (!(await importPlants(store, input))) process.exitCode = 1;
     } finally {
@@ -167,10 +169,11 @@ async function main(args: readonly string[]): Promise<void> {
     throw new OperatorError('standard output is closed: the export would be written nowhere');
   }
 
-  const dataSource = await openStore(commandConfig().database);
+  const { database } = commandConfig();
+  const dataSource = await openStore(database, ENTITIES);
   const out = exportOutput();
   try {
-    const store = chooseStore(PLANT_STORES, dataSource, new StoreOutage());
+    const store = chooseStore(PLANT_STORES, database.type, dataSource, new StoreOutage());
     for await (const plant of store.list()) {
       if (!out.write(plantLine(plant))) await once(out, 'drain');
     }

@@ -21,6 +21,7 @@ import {
   revertLastMigration,
 } from '../database/open-store';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
+import { ENTITIES } from '../entities';
 
 const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <command>)
 
@@ -50,7 +51,7 @@ async function withStore(
   work: (dataSource: DataSource) => Promise<void>,
   anyVersion = false,
 ): Promise<void> {
-  const dataSource = await openStore(database, 'command', { migrate: false, anyVersion });
+  const dataSource = await openStore(database, ENTITIES, 'command', { migrate: false, anyVersion });
   try {
     await work(dataSource);
   } finally {

@@ -8,6 +8,7 @@ import 'reflect-metadata';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
 import { openStore } from '../database/open-store';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
+import { ENTITIES } from '../entities';
 
 const USAGE = `usage: npm run token -- <command>
 
@@ -39,7 +40,7 @@ async function main(args: readonly string[]): Promise<void> {
         '(sqlite:data/plant-store.sqlite) or on PostgreSQL.',
     );
   }
-  const dataSource = await openStore(database);
+  const dataSource = await openStore(database, ENTITIES);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
     const tokens = new TokensService(dataSource);

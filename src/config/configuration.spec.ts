@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       shutdownDelayMs: 0,
       maxInFlight: 1024,
+      fastPath: true,
     });
     expect(config.metrics).toBeUndefined();
   });
@@ -31,12 +32,14 @@ describe('loadConfig', () => {
       LOG_FORMAT: 'json',
       WORKERS: '2',
       RATE_LIMIT: '60',
+      RATE_LIMIT_REDIS_URL: 'redis://cache:6379',
       METRICS_PORT: '9464',
       METRICS_HOST: '0.0.0.0',
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       SHUTDOWN_DELAY: '5',
       MAX_IN_FLIGHT: '64',
+      FAST_PATH: 'OFF',
     });
     expect(config).toEqual({
       port: 8080,
@@ -47,11 +50,13 @@ describe('loadConfig', () => {
       logFormat: 'json',
       workers: 2,
       rateLimit: 60,
+      rateLimitRedisUrl: 'redis://cache:6379',
       metrics: { port: 9464, host: '0.0.0.0' },
       trustProxy: 'loopback, 10.0.0.0/8',
       tracing: { endpoint: 'http://collector:4318', serviceName: 'plant-store' },
       shutdownDelayMs: 5000,
       maxInFlight: 64,
+      fastPath: false,
     });
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ SHUTDOWN_DELAY: '0.25' }).shutdownDelayMs).toBe(250);
@@ -72,6 +77,8 @@ describe('loadConfig', () => {
     [{ BODY_LIMIT: '0' }, 'BODY_LIMIT'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ WORKERS: '0' }, 'WORKERS'],
+    [{ FAST_PATH: 'fast' }, 'FAST_PATH'],
+    [{ RATE_LIMIT_REDIS_URL: 'localhost:6379' }, 'RATE_LIMIT_REDIS_URL'],
     [{ WORKERS: 'many' }, 'WORKERS'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],
     [{ METRICS_PORT: 'prometheus' }, 'METRICS_PORT'],

@@ -15,34 +15,43 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export type LogFormat = 'auto' | 'json' | 'pretty';
 const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
-export interface AppConfig {
-  readonly port: number;
-  readonly host: string;
-  readonly database: DatabaseConfig;
+/**
+ * The settings, parsed and checked once at start (`loadConfig`), and handed to the application
+ * as a provider: inject `AppConfig`. An abstract class only so that it can be Nest's token; a
+ * configuration is a plain object.
+ */
+export abstract class AppConfig {
+  abstract readonly port: number;
+  abstract readonly host: string;
+  abstract readonly database: DatabaseConfig;
   /** The largest accepted request body, in bytes. */
-  readonly bodyLimit: number;
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
+  abstract readonly bodyLimit: number;
+  abstract readonly logLevel: LogLevel;
+  abstract readonly logFormat: LogFormat;
   /** Server processes sharing the port (node:cluster); 1 means no cluster. */
-  readonly workers: number;
+  abstract readonly workers: number;
   /** Requests per minute per token; undefined means no limit. */
-  readonly rateLimit: number | undefined;
+  abstract readonly rateLimit: number | undefined;
+  /** Where the fleet's rate-limit counts are kept (Redis or Valkey); undefined: in each process. */
+  abstract readonly rateLimitRedisUrl: string | undefined;
   /** Where Prometheus scrapes `/metrics`; undefined means no metrics listener (and no counting). */
-  readonly metrics: { readonly port: number; readonly host: string } | undefined;
+  abstract readonly metrics: { readonly port: number; readonly host: string } | undefined;
   /**
    * Whose X-Forwarded-For to believe for the client address (Express's `trust proxy`): a number
    * of proxy hops, or addresses and subnets; false means none (the peer's address is the client's).
    */
-  readonly trustProxy: number | string | false;
+  abstract readonly trustProxy: number | string | false;
   /** Where OpenTelemetry spans go (OTLP/HTTP) and under which service name; undefined: no tracing. */
-  readonly tracing: { readonly endpoint: string; readonly serviceName: string } | undefined;
+  abstract readonly tracing: { readonly endpoint: string; readonly serviceName: string } | undefined;
   /**
    * After SIGTERM, how long readiness fails while the port goes on serving normally, before the
    * drain: the time a load balancer or Kubernetes needs to see it and stop routing here.
    */
-  readonly shutdownDelayMs: number;
+  abstract readonly shutdownDelayMs: number;
   /** Requests in flight per process past which a request is answered 503 at once (InFlightLimit). */
-  readonly maxInFlight: number;
+  abstract readonly maxInFlight: number;
+  /** Whether the shortcuts of src/fast-path run (each only if its internals look as tested), or only stock pieces. */
+  abstract readonly fastPath: boolean;
 }
 
 /** Thrown for a bad setting; its message is the one line an operator reads. */
@@ -65,6 +74,7 @@ export const DEFAULTS = {
   LOG_FORMAT: 'auto',
   WORKERS: '1',
   RATE_LIMIT: '',
+  RATE_LIMIT_REDIS_URL: '',
   METRICS_PORT: '',
   METRICS_HOST: '127.0.0.1',
   TRUST_PROXY: '',
@@ -72,6 +82,7 @@ export const DEFAULTS = {
   OTEL_SERVICE_NAME: 'plant-store',
   SHUTDOWN_DELAY: '0',
   MAX_IN_FLIGHT: '1024',
+  FAST_PATH: 'on',
 } as const;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -228,6 +239,24 @@ function parseMaxInFlight(raw: string): number {
   return Number(raw);
 }
 
+function parseRedisUrl(raw: string): string | undefined {
+  if (raw === '') return undefined;
+  const protocol = URL.parse(raw)?.protocol;
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new ConfigError(
+      'RATE_LIMIT_REDIS_URL',
+      `must be a redis:// or rediss:// URL such as redis://localhost:6379, got "${raw}"`,
+    );
+  }
+  return raw;
+}
+
+function parseFastPath(raw: string): boolean {
+  const value = raw.toLowerCase();
+  if (value !== 'on' && value !== 'off') throw new ConfigError('FAST_PATH', `must be on or off, got "${raw}"`);
+  return value === 'on';
+}
+
 /**
  * Settings that may hold a secret (a password in DATABASE_URL), and so may also be given as a
  * file, the way container platforms hand secrets over and official database images read them:
@@ -273,10 +302,12 @@ export function loadConfig(given: Env = process.env): AppConfig {
     logFormat: parseLogFormat(read(env, 'LOG_FORMAT')),
     workers: parseWorkers(read(env, 'WORKERS')),
     rateLimit: parseRateLimit(read(env, 'RATE_LIMIT')),
+    rateLimitRedisUrl: parseRedisUrl(read(env, 'RATE_LIMIT_REDIS_URL')),
     metrics: parseMetrics(read(env, 'METRICS_PORT'), read(env, 'METRICS_HOST')),
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY')),
     tracing: parseTracing(read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'), read(env, 'OTEL_SERVICE_NAME')),
     shutdownDelayMs: parseShutdownDelay(read(env, 'SHUTDOWN_DELAY')),
     maxInFlight: parseMaxInFlight(read(env, 'MAX_IN_FLIGHT')),
+    fastPath: parseFastPath(read(env, 'FAST_PATH')),
   };
 }

@@ -1,6 +1,6 @@
 import { GroupCommit } from './group-commit';
 import { StoreOutage } from './store-outage';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -1,7 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import { currentSpanContext, tracedBatch } from '../tracing/tracing';
 import type { StoreOutage } from './store-outage';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 interface Waiter<T, R> {
   item: T;

@@ -4,11 +4,16 @@ import { POSTGRES } from './postgres';
 import { SQLITE } from './sqlite';
 export { StoreCommandError, StoreCommandFailure } from './store-command.error';
 import { isCompatible, type StoreMigration } from './migrations/store-migration';
-import type { ServerLock, StoreClient, StoreKind } from './store-kind';
+import type { ServerLock, StoreClient, StoreEntities, StoreKind } from './store-kind';
 
-/** The one place that reads which store DATABASE_URL names. */
+/** What opening each kind of store takes, by the kind DATABASE_URL names. */
+const STORE_KINDS: Readonly<Record<DatabaseConfig['type'], StoreKind>> = {
+  sqlite: SQLITE,
+  postgres: POSTGRES,
+};
+
 function kindOf(database: DatabaseConfig): StoreKind {
-  return database.type === 'postgres' ? POSTGRES : SQLITE;
+  return STORE_KINDS[database.type];
 }
 
 /**
@@ -16,8 +21,8 @@ function kindOf(database: DatabaseConfig): StoreKind {
  * TypeORM CLI (`ormconfig.ts`). Schema changes happen only through the migrations, which run
  * on open; never `synchronize`.
  */
-export function dataSourceOptions(database: DatabaseConfig): DataSourceOptions {
-  return kindOf(database).options(database);
+export function dataSourceOptions(database: DatabaseConfig, entities: StoreEntities): DataSourceOptions {
+  return kindOf(database).options(database, entities);
 }
 
 /** The store named by DATABASE_URL could not be opened; the message is the operator's one line. */
@@ -66,6 +71,7 @@ async function refuseBreakingNewerSchema(dataSource: DataSource): Promise<void> 
  */
 export async function openStore(
   database: DatabaseConfig,
+  entities: StoreEntities,
   client: StoreClient = 'command',
   {
     migrate = true,
@@ -82,7 +88,7 @@ export async function openStore(
   let dataSource: DataSource | undefined;
   try {
     kind.beforeConnect(database);
-    dataSource = await new DataSource(kind.options(database)).initialize();
+    dataSource = await new DataSource(kind.options(database, entities)).initialize();
     await kind.check(dataSource);
     if (!anyVersion) await refuseBreakingNewerSchema(dataSource);
     if (migrate) {

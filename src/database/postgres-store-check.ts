@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { boundedQuery, withPooledClient } from './postgres';
 import { StoreCheck } from './store-check';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 /**
  * In one bounded transaction (boundedQuery, through the same pool as the creates): the lock an

@@ -1,6 +1,6 @@
 import { DatabaseError } from 'pg';
 import { isTransportFailure, postgresFailure } from './postgres';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 function serverError(code: string): DatabaseError {
   const error = new DatabaseError('from the server', 0, 'error');

@@ -15,12 +15,11 @@ import {
   type TransactionStartEvent,
 } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
-import { ENTITIES } from './entities';
 import { CreatePlantStorePostgres1795305600000 } from './migrations/postgres/1795305600000-CreatePlantStore';
 import { StoreCommandError } from './store-command.error';
 import { isCompatible } from './migrations/store-migration';
 import { breakingRefusal, SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 /**
  * Every statement, and every wait for a lock, ends within this bound; past it PostgreSQL cancels
@@ -339,7 +338,7 @@ type PostgresConfig = Extract<DatabaseConfig, { type: 'postgres' }>;
 
 /** PostgreSQL: a pool of 10 connections, every statement and lock wait bounded by the server. */
 export const POSTGRES: StoreKind<PostgresConfig> = {
-  options: (database) => ({
+  options: (database, entities) => ({
     type: 'postgres',
     url: database.url,
     poolSize: 10,
@@ -348,7 +347,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     // others' transactions. Each transaction sets its own bounds (BOUNDS). Pipelining lets a
     // bounded statement cost one round trip.
     extra: { application_name: 'plant-store', pipeline: true },
-    entities: ENTITIES,
+    entities: [...entities],
     subscribers: [BoundedTransactions],
     migrations: [CreatePlantStorePostgres1795305600000],
     migrationsRun: false,

@@ -4,13 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { type DataSource, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
-import { ENTITIES } from './entities';
 import { CreatePlantStoreSqlite1795305600000 } from './migrations/sqlite/1795305600000-CreatePlantStore';
 import { StoreCommandError, StoreCommandFailure } from './store-command.error';
 import { isCompatible } from './migrations/store-migration';
 import { breakingRefusal, SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
 import type { StoreOutage } from './store-outage';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 /**
  * How long a create waits for another process's write lock on the SQLite file before it is
@@ -274,12 +273,12 @@ type SqliteConfig = Extract<DatabaseConfig, { type: 'sqlite' }>;
  * loop: its connection's busy timeout becomes 0, and the plant store waits asynchronously.
  */
 export const SQLITE: StoreKind<SqliteConfig> = {
-  options: (database) => ({
+  options: (database, entities) => ({
     type: 'better-sqlite3',
     database: database.path,
     timeout: OPEN_BUSY_TIMEOUT_MS,
     prepareDatabase: useWal,
-    entities: ENTITIES,
+    entities: [...entities],
     migrations: [CreatePlantStoreSqlite1795305600000],
     migrationsRun: false,
     migrationsTransactionMode: 'each',

@@ -1,6 +1,9 @@
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 
+/** The entity classes of the store's tables (`src/entities.ts`). */
+export type StoreEntities = readonly (new () => object)[];
+
 /** A server's hold on its store (StoreKind.holdServerLock). */
 export interface ServerLock {
   release(): Promise<void>;
@@ -27,8 +30,8 @@ export type StoreClient = 'server' | 'command';
  * store classes themselves, chosen the same way (storeProvider).
  */
 export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
-  /** TypeORM's options: the connection, the entities, this store's own migrations. */
-  options(database: C): DataSourceOptions;
+  /** TypeORM's options: the connection, the tables' entities, this store's own migrations. */
+  options(database: C, entities: StoreEntities): DataSourceOptions;
   /** Where the store is, for an operator's line: a file path, or a URL without its password. */
   describe(database: C): string;
   /** Before connecting (SQLite: the owner-only file and folder). */

@@ -1,5 +1,5 @@
 import type { Metrics } from '../metrics/metrics';
-import { StoreUnavailableError } from './store-unavailable.error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 /** Where an outage is told: the application's log (Nest's `Logger`, context "Store"). */
 export interface OutageLog {

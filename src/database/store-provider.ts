@@ -1,30 +1,35 @@
 import type { Abstract, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AppConfig, type DatabaseConfig } from '../config/configuration';
 import { StoreOutage } from './store-outage';
 
 type StoreClass<T> = new (dataSource: DataSource, outage: StoreOutage) => T;
 
-/** A feature's store, written once for each kind of store. */
-export type StoreImplementations<T> = Readonly<Record<'sqlite' | 'postgres', StoreClass<T>>>;
+/** The kind of store, as DATABASE_URL names it (`parseDatabaseUrl` decides it, once). */
+export type StoreKindName = DatabaseConfig['type'];
 
-/**
- * Which implementation serves a feature is decided here, once: the one for the kind of store the
- * DataSource was opened on. Nothing downstream asks which store it is on.
- */
+/** A feature's store, written once for each kind of store. */
+export type StoreImplementations<T> = Readonly<Record<StoreKindName, StoreClass<T>>>;
+
+/** The implementation for `kind`, on the open DataSource. */
 export function chooseStore<T>(
   implementations: StoreImplementations<T>,
+  kind: StoreKindName,
   dataSource: DataSource,
   outage: StoreOutage,
 ): T {
-  const kind = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   return new implementations[kind](dataSource, outage);
 }
 
-/** `chooseStore` as a Nest provider of the feature's abstract store class. */
+/**
+ * `chooseStore` as a Nest provider of the feature's abstract store class, for the kind of store
+ * the configuration names. Nothing downstream asks which store it is on.
+ */
 export function storeProvider<T>(store: Abstract<T>, implementations: StoreImplementations<T>): Provider {
   return {
     provide: store,
-    inject: [DataSource, StoreOutage],
-    useFactory: (dataSource: DataSource, outage: StoreOutage): T => chooseStore(implementations, dataSource, outage),
+    inject: [AppConfig, DataSource, StoreOutage],
+    useFactory: (config: AppConfig, dataSource: DataSource, outage: StoreOutage): T =>
+      chooseStore(implementations, config.database.type, dataSource, outage),
   };
 }

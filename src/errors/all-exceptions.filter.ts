@@ -1,10 +1,11 @@
 import { inspect } from 'node:util';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { StoreUnavailableError } from '../database/store-unavailable.error';
+import { StoreUnavailableError } from './store-unavailable.error';
 import { ApiError } from './api-error';
 import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from './error-codes';
 import { type ErrorHeaders, writeError } from './error-response';
+import { recordFailure } from '../tracing/tracing';
 
 interface Failure {
   body: ErrorBody;
@@ -62,6 +63,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         failure.unexpected instanceof Error ? failure.unexpected.stack : inspect(failure.unexpected),
       );
     }
+    if (failure.body.error >= 500) recordFailure(exception);
     writeError(request, response, failure.body, failure.headers);
   }
 }

@@ -59,7 +59,7 @@ export function writeUnavailable(request: IncomingMessage, response: ServerRespo
 /**
  * The same answer written straight to a socket, for what never became a request: Node's HTTP
  * parser refusing bytes (a broken request line, oversized headers, a timeout) or a `CONNECT`.
- * It says `Connection: close`; the caller closes the connection after it (see Connections).
+ * It says `Connection: close`; the caller closes the connection after it (see AnswerOrder).
  */
 export function writeRawError(socket: Duplex, body: ErrorBody, requestId: string, headers: ErrorHeaders = {}): void {
   const json = JSON.stringify(body);

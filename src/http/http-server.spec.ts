@@ -6,10 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
 import pino from 'pino';
 import { Metrics } from '../metrics/metrics';
-import { Connections } from './connections';
+import { SocketHandling } from '../fast-path/node-sockets';
+import { AnswerOrder } from './answer-order';
 import { hardenHttpServer, IDLE_SOCKET_TIMEOUT_MS } from './http-server';
+import { enforceResponseDeadline } from './response-deadline';
 
 jest.setTimeout(30_000);
+
+const CAGE = { lingeringClose: true, drainIdleGrace: true, halfOpenRequests: true, serverOptions: true };
 
 describe('hardenHttpServer', () => {
   let server: Server;
@@ -19,9 +23,9 @@ describe('hardenHttpServer', () => {
     server = createServer((_request, response) => {
       setTimeout(() => response.end('{"name":"late"}'), IDLE_SOCKET_TIMEOUT_MS + 1_000);
     });
-    const connections = new Connections();
-    hardenHttpServer(server, pino({ level: 'silent' }), Metrics.off(), connections);
-    connections.track(server);
+    const order = new AnswerOrder(new SocketHandling(CAGE));
+    hardenHttpServer(server, pino({ level: 'silent' }), Metrics.off(), order);
+    order.track(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -37,13 +41,13 @@ describe('hardenHttpServer', () => {
   });
 });
 
-describe('Connections.enforceDeadline', () => {
+describe('enforceResponseDeadline', () => {
   it('answers 503 in the contract, rather than cutting the connection, when no answer has begun by the deadline', async () => {
     // An application that never answers: nothing the service waits for should, but if it did.
     const server = createServer(() => undefined);
-    const connections = new Connections();
-    connections.track(server);
-    connections.enforceDeadline(server, 1_500);
+    const order = new AnswerOrder(new SocketHandling(CAGE));
+    order.track(server);
+    enforceResponseDeadline(server, order, 1_500);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const started = Date.now();

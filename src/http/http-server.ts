@@ -7,7 +7,8 @@ import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { writeError, writeRawError } from '../errors/error-response';
 import { answered } from '../logging/logging';
 import { type Metrics, UNMATCHED_ROUTE } from '../metrics/metrics';
-import type { Connections } from './connections';
+import type { AnswerOrder } from './answer-order';
+import { enforceResponseDeadline } from './response-deadline';
 
 /** A client that has not sent its whole header block in this time is cut off. */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -53,10 +54,7 @@ function peerAddress(socket: Duplex): string | undefined {
  * - a request without `Host` reaches the application (which answers it in the contract) instead
  *   of Node's bare 400, and an `Expect` Node does not know reaches it instead of a bare 417.
  */
-export function hardenHttpServer(server: Server, logger: Logger, metrics: Metrics, connections: Connections): void {
-  // A client may send its request and then close its side (FIN): it still wants the answer.
-  // Node's default would abort the request in flight and close; this answers it, then closes.
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+export function hardenHttpServer(server: Server, logger: Logger, metrics: Metrics, order: AnswerOrder): void {
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
@@ -72,9 +70,9 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
     request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
   });
   // And whatever moves, the answer is delivered within the deadline or the connection is cut.
-  connections.enforceDeadline(server, RESPONSE_DEADLINE_MS);
+  enforceResponseDeadline(server, order, RESPONSE_DEADLINE_MS);
   server.on('timeout', (socket: Socket) => {
-    const response = connections.activeOn(socket);
+    const response = order.activeOn(socket);
     if (response !== undefined && !response.headersSent && response.req.complete) {
       socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS); // the client is waiting for us, not we for it
       return;
@@ -89,18 +87,15 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
       message: `Request timed out: nothing arrived for ${IDLE_SOCKET_TIMEOUT_MS / 1000} s before the body was complete`,
     });
   });
-  // The timeouts above are checked on this period; Node's default (30 s) would let a
-  // dribbling client hold its socket for up to 40 s.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1_000;
-  // Checked by the application instead (refusedAtTheDoor), so the answer is in the contract.
-  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  // How often the timeouts above are checked, and who answers a request without Host, are
+  // options of a server Nest has already made: set by SocketHandling.adopt (src/fast-path).
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     server.emit('request', request, response);
   });
 
-  // Both refusals wait for every earlier answer on their connection (see Connections).
+  // Both refusals wait for every earlier answer on their connection (see AnswerOrder).
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-    connections.refuse(socket, () => {
+    order.refuse(socket, () => {
       const requestId = randomUUID();
       const body: ErrorBody = {
         error: ErrorCode.MethodNotAllowed,
@@ -128,12 +123,12 @@ export function hardenHttpServer(server: Server, logger: Logger, metrics: Metric
     // REQUEST_TIMEOUT_MS, a byte at a time, so the idle timeout never fires; or cut short by
     // the client's FIN, which the half-open socket would otherwise leave waiting for the idle
     // timeout, holding a drain with it) is that request's answer, not a turn queued behind it.
-    const active = connections.activeOn(socket as Socket);
+    const active = order.activeOn(socket as Socket);
     if (active !== undefined && !active.headersSent && !active.req.complete) {
       writeError(active.req, active, parserRefusal(error));
       return;
     }
-    connections.refuse(socket, () => {
+    order.refuse(socket, () => {
       if (!socket.writable) return;
       const body = parserRefusal(error);
       // The request never got as far as a method or path; its one log line says why instead.

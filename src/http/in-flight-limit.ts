@@ -7,7 +7,7 @@ import { isProbe } from './probes';
  * once with 503 and `Retry-After` (the client's retries honour it), before its body is read or
  * its token looked up, and its connection is closed; so latency and memory stay bounded however
  * many clients connect. A request is in flight from the moment it reaches the application until
- * its response is done. The default is measured in docs/performance.md.
+ * its response is done. The default is measured in docs/performance-log.md.
  */
 export class InFlightLimit {
   private inFlight = 0;

@@ -2,28 +2,34 @@ import { isIP } from 'node:net';
 import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
-import type { AuthenticatedClient } from '../auth/bearer.strategy';
 import { failureCodeOf } from '../errors/error-response';
 import { answered } from '../logging/logging';
 import { type Metrics, UNMATCHED_ROUTE } from '../metrics/metrics';
-import { DOCS_PATH } from '../openapi/openapi';
 import { RESPONSE_DEADLINE_MS } from './http-server';
-import { endRequestSpan, startRequestSpan, traceIdOf, withSpan } from '../tracing/tracing';
+import { endRequestSpan, spanIdOf, startRequestSpan, traceIdOf, tracingEnabled, withSpan } from '../tracing/tracing';
+import { isProbe } from './probes';
 import { requestIdOf } from './request-id';
-
-const DOCS = `/${DOCS_PATH}`;
 
 /**
  * The route template a request matched, for the metrics: Nest's routes have no parameters, and
- * Swagger UI's files are one route. Anything else is `unmatched`, never its raw path.
+ * Swagger UI's files (under `docs`) are one route. Anything else is `unmatched`, never its raw path.
  */
-function routeOf(request: Request): string {
+function routeOf(request: Request, docs: string): string {
   const route = (request.route as { path?: unknown } | undefined)?.path;
   if (typeof route === 'string') return route;
   const path = request.path;
-  return path === DOCS || path.startsWith(`${DOCS}/`) || path === `${DOCS}-json` || path === `${DOCS}-yaml`
-    ? DOCS
+  return path === docs || path.startsWith(`${docs}/`) || path === `${docs}-json` || path === `${docs}-yaml`
+    ? docs
     : UNMATCHED_ROUTE;
+}
+
+/** Whoever the guard let in, as it puts them on the request: their token's name. */
+interface Authenticated {
+  tokenName?: string;
+}
+
+function authenticated(request: Request): Authenticated | undefined {
+  return request.user;
 }
 
 /**
@@ -48,26 +54,30 @@ function forwardedClient(request: Request): string | undefined {
   return named !== undefined && isIP(named) !== 0 ? named : request.socket.remoteAddress;
 }
 
-export function requestLogger(logger: Logger, metrics: Metrics, viaProxy: boolean) {
+export function requestLogger(logger: Logger, metrics: Metrics, viaProxy: boolean, docsPath: string) {
+  const docs = `/${docsPath}`;
   return (request: Request, response: ServerResponse, next: () => void): void => {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
-    const span = startRequestSpan(request.method);
+    // Probes (tens a minute per instance) and Swagger UI's files are not traced.
+    const traced = tracingEnabled() && !isProbe(request) && routeOf(request, docs) !== docs;
+    const span = traced ? startRequestSpan(request.method, request.headers) : undefined;
     const log = (clientClosed: boolean): void => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const line = {
         requestId,
         method: request.method,
         target: request.url,
-        route: routeOf(request),
+        route: routeOf(request, docs),
         status: response.statusCode,
         error: failureCodeOf(response),
         durationMs: Math.round(seconds * 1e5) / 100,
         clientClosed,
-        tokenName: (request.user as AuthenticatedClient | undefined)?.tokenName,
+        tokenName: authenticated(request)?.tokenName,
         client: viaProxy ? forwardedClient(request) : request.socket.remoteAddress,
         traceId: traceIdOf(span),
+        spanId: spanIdOf(span),
       };
       endRequestSpan(span, line);
       answered(logger, metrics, line);

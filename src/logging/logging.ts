@@ -12,8 +12,8 @@ import type { Metrics } from '../metrics/metrics';
  * pino's default does not set: at most BUFFERED_LOG_BYTES wait. Past that, while nobody reads
  * stdout, lines are dropped and counted (in a line of their own once stdout drains) rather than
  * held in memory. A synchronous destination would instead stop every request whenever stdout
- * is slow to read. (Gathering lines into fewer, larger writes on purpose did not pay: under load
- * each write already carries everything logged while the previous one was under way.)
+ * is slow to read. Lines are not held back to make larger writes: under load each write already
+ * carries everything logged while the previous one was under way.
  */
 const BUFFERED_LOG_BYTES = 16 * 1024 * 1024;
 /** How long a stopping process waits for its last log lines to reach stdout. */
@@ -21,8 +21,8 @@ const LOG_FLUSH_DEADLINE_MS = 2_000;
 
 /**
  * pino's ISO time (`,"time":"2026-11-24T07:30:00.123Z"`), formatted once per millisecond: under
- * load many lines share one, and formatting a date for each was a visible share of a request's
- * log line (see docs/performance.md).
+ * load many lines share one, and formatting a date for each line would be a visible share of
+ * what the line costs (see docs/performance-log.md).
  */
 let isoTimeMs = Number.NaN;
 let isoTimeText = '';
@@ -77,7 +77,7 @@ export function createRootLogger(
     minLength: 1,
     // Lines wait as buffers, not as one growing string: in its default mode sonic-boom measures
     // the waiting string's bytes on every write, which copies all of it again, line after line
-    // (the largest single allocation of a create; see docs/performance.md).
+    // (the largest single allocation of a create; see docs/performance-log.md).
     contentMode: 'buffer',
   });
   const lines = {
@@ -154,8 +154,9 @@ export interface RequestLine {
   tokenName?: string;
   /** The client's address: the peer's, or what TRUST_PROXY lets X-Forwarded-For say. */
   client?: string;
-  /** The OpenTelemetry trace of the request, when tracing is on. */
+  /** The OpenTelemetry trace and span of the request, when it is traced. */
   traceId?: string;
+  spanId?: string;
 }
 
 /**
@@ -179,6 +180,7 @@ function logRequest(logger: Logger, line: RequestLine): void {
   if (line.client !== undefined) entry.client = line.client;
   if (line.tokenName !== undefined) entry.token = line.tokenName;
   if (line.traceId !== undefined) entry.traceId = line.traceId;
+  if (line.spanId !== undefined) entry.spanId = line.spanId;
   entry.res = { status: line.status };
   if (line.error !== undefined) entry.error = line.error;
   if (line.parserError !== undefined) entry.parserError = line.parserError;

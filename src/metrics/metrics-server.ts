@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { ClusterRegistry, type Registry } from '@prometheus-io/client';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/configuration';
-import { listen, listenFailure } from '../http/listen';
+import { listen, listenFailure } from '../net/listen';
 
 export const METRICS_PATH = '/metrics';
 

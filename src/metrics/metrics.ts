@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from '@prometheus-io/client';
-import type { Outcome } from '../plants/create-outcome';
 
 /** The OpenTelemetry HTTP semantic conventions' buckets for `http.server.request.duration`. */
 export const HTTP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -24,12 +25,28 @@ export interface AnsweredRequest {
   durationMs?: number;
 }
 
+/** What this build is: its version and commit (dist/build-info.json, written by the build), and the Node it runs on. */
+export function buildInfo(): { version: string; commit: string; node: string } {
+  const root = join(__dirname, '..', '..');
+  let written: { version?: string; commit?: string } = {};
+  try {
+    written = JSON.parse(readFileSync(join(root, 'dist', 'build-info.json'), 'utf8')) as typeof written;
+  } catch {
+    // not built by `npm run build` (npm start, the tests' sources): the version from package.json
+  }
+  const version =
+    written.version ?? (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  return { version, commit: written.commit ?? 'unknown', node: process.version };
+}
+
 /**
  * What the service counts, in Prometheus' terms, through the maintained client
  * (@prometheus-io/client). One instance per process, made once from the configuration: with
  * METRICS_PORT unset it holds no registry and counts nothing, so metrics off cost nothing.
  * With WORKERS > 1 each worker counts its own and the primary's ClusterRegistry sums them on
- * each scrape (see `metrics-server.ts`).
+ * each scrape (see `metrics-server.ts`); what describes one process (its memory, file
+ * descriptors, event loop: the runtime's default metrics) carries a `worker` label instead, since
+ * a sum of those means nothing.
  */
 export class Metrics {
   readonly registry: Registry | undefined;
@@ -42,16 +59,23 @@ export class Metrics {
   private readonly storeUp?: Gauge;
   private readonly tokenLookups?: Counter<'result'>;
   private readonly rateLimited?: Counter;
+  private readonly rateLimitStoreErrors?: Counter;
 
   /** Metrics that count nothing: METRICS_PORT is unset. */
   static off(): Metrics {
     return new Metrics(undefined);
   }
 
-  /** Metrics in a registry of this process's own, with the runtime's default metrics. */
-  static on(): Metrics {
+  /**
+   * Metrics in a registry of this process's own, with the runtime's default metrics; `worker`:
+   * the cluster worker's id, which labels those, when this process is one of WORKERS.
+   */
+  static on(worker?: number): Metrics {
     const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
+    collectDefaultMetrics({
+      register: registry,
+      ...(worker === undefined ? {} : { labels: { worker: String(worker) } }),
+    });
     return new Metrics(registry);
   }
 
@@ -91,6 +115,16 @@ export class Metrics {
       registers,
     });
     this.storeUp.set(1);
+    const build = buildInfo();
+    new Gauge({
+      name: 'plant_store_build_info',
+      help: 'Always 1: the version and commit of the build, and the Node.js that runs it, as labels',
+      labelNames: ['version', 'commit', 'node'],
+      aggregator: 'first',
+      registers,
+    })
+      .labels(build.version, build.commit, build.node)
+      .set(1);
     this.tokenLookups = new Counter({
       name: 'plant_store_token_lookups_total',
       help: 'Bearer tokens looked up in the store, by result: valid, invalid (unknown or revoked) or unavailable',
@@ -100,6 +134,11 @@ export class Metrics {
     this.rateLimited = new Counter({
       name: 'plant_store_rate_limited_total',
       help: 'Requests refused with code 429 (RATE_LIMIT)',
+      registers,
+    });
+    this.rateLimitStoreErrors = new Counter({
+      name: 'plant_store_rate_limit_store_errors_total',
+      help: 'Requests let through uncounted because the rate limit store (RATE_LIMIT_REDIS_URL) did not answer',
       registers,
     });
   }
@@ -115,7 +154,7 @@ export class Metrics {
       .observe((answer.durationMs ?? 0) / 1000);
   }
 
-  created(outcome: Outcome): void {
+  created(outcome: 'created' | 'replayed' | 'conflict'): void {
     this.creates?.labels(outcome).inc();
   }
 
@@ -134,5 +173,9 @@ export class Metrics {
 
   rateLimitRefused(): void {
     this.rateLimited?.inc();
+  }
+
+  rateLimitStoreFailed(): void {
+    this.rateLimitStoreErrors?.inc();
   }
 }

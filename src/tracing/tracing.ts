@@ -1,4 +1,15 @@
-import { context, type Link, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 
 /**
  * OpenTelemetry spans, through the API package: off by default, when every helper here costs a
@@ -16,13 +27,24 @@ export function tracingEnabled(): boolean {
   return enabled;
 }
 
-/** The span of one request on the public port; undefined when tracing is off. */
-export function startRequestSpan(method: string | undefined): Span | undefined {
+/**
+ * The span of one request on the public port; undefined when tracing is off. A caller's W3C
+ * `traceparent` (and `tracestate`) make it the child of the caller's span, so the caller's trace
+ * goes on through the service (the SDK's propagator, W3C Trace Context, reads them).
+ */
+export function startRequestSpan(method: string | undefined, headers: IncomingHttpHeaders): Span | undefined {
   if (!enabled) return undefined;
-  return tracer.startSpan(method ?? 'HTTP', {
-    kind: SpanKind.SERVER,
-    attributes: method === undefined ? {} : { 'http.request.method': method },
-  });
+  return tracer.startSpan(
+    method ?? 'HTTP',
+    { kind: SpanKind.SERVER, attributes: method === undefined ? {} : { 'http.request.method': method } },
+    propagation.extract(ROOT_CONTEXT, headers),
+  );
+}
+
+/** Records `failure` as an exception event on the current span (a failure the service answers 5xx). */
+export function recordFailure(failure: unknown): void {
+  if (!enabled) return;
+  trace.getActiveSpan()?.recordException(failure instanceof Error ? failure : String(failure));
 }
 
 /** Runs `next` (the rest of the request's handling) with `span` as the current span. */
@@ -70,9 +92,13 @@ export function currentSpanContext(): SpanContext | undefined {
   return enabled ? trace.getActiveSpan()?.spanContext() : undefined;
 }
 
-/** The current trace's id, for the log line; undefined when tracing is off. */
+/** The request's trace and span ids, for its log line; undefined when it is not traced. */
 export function traceIdOf(span: Span | undefined): string | undefined {
   return span?.spanContext().traceId;
+}
+
+export function spanIdOf(span: Span | undefined): string | undefined {
+  return span?.spanContext().spanId;
 }
 
 /**

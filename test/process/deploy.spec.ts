@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { freePort } from '../support/sockets';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
@@ -36,16 +36,6 @@ function finalStage(): { keyword: string; args: string }[] {
   const all = instructions();
   const lastFrom = all.map((i) => i.keyword).lastIndexOf('FROM');
   return all.slice(lastFrom);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts `node <args>` from the repository (where `dist/` is built) and waits for it to listen. */
@@ -99,6 +89,15 @@ describe('deploy/Dockerfile', () => {
     }
   });
 
+  it('exposes the metrics port, listening on every interface of the container', () => {
+    const last = finalStage();
+    const env = last.find((i) => i.keyword === 'ENV')!.args;
+    const port = /\bMETRICS_PORT=(\d+)/.exec(env)?.[1];
+    expect(port).toBeDefined();
+    expect(env).toMatch(/\bMETRICS_HOST=0\.0\.0\.0\b/);
+    expect(last.find((i) => i.keyword === 'EXPOSE')!.args.split(' ')).toEqual(['3000', port]);
+  });
+
   it('runs as a non-root user, with the memory flags, and stops on SIGTERM', () => {
     const last = finalStage();
     expect(last.find((i) => i.keyword === 'USER')?.args).toBe('node');
@@ -143,13 +142,31 @@ describe('deploy/plant-store.service', () => {
     const databaseUrl = settings('Environment').find((value) => value.startsWith('DATABASE_URL='))!;
     expect(databaseUrl).toMatch(/^DATABASE_URL=sqlite:\//); // absolute, not relative to the working directory
     const exec = settings('ExecStart')[0].split(' ');
-    expect(exec).toEqual(['/usr/bin/node', ...startProdFlags(), 'dist/main.js']);
+    // The Node the docs tell the operator to install (Debian's own is too old).
+    expect(exec).toEqual(['/usr/local/bin/node', ...startProdFlags(), 'dist/main.js']);
+    expect(readFileSync(join(ROOT, 'docs/operations.md'), 'utf8')).toContain('`/usr/local/bin/node`');
+    expect(settings('StateDirectory')).toEqual(['plant-store']);
+    expect(databaseUrl).toBe('DATABASE_URL=sqlite:/var/lib/plant-store/plant-store.sqlite');
+  });
+
+  it('is hardened to an exposure of 2.5 or lower (systemd-analyze security), where systemd is installed', () => {
+    const analyzed = spawnSync(
+      'systemd-analyze',
+      ['security', '--offline=true', '--no-pager', join(ROOT, 'deploy/plant-store.service')],
+      { encoding: 'utf8' },
+    );
+    if (analyzed.error !== undefined) return; // no systemd here
+    const exposure = Number(/Overall exposure level for plant-store\.service: ([\d.]+)/.exec(analyzed.stdout)?.[1]);
+    expect(exposure).toBeLessThanOrEqual(2.5);
   });
 
   it('passes systemd-analyze verify, where systemd is installed', () => {
-    const verified = spawnSync('systemd-analyze', ['verify', join(ROOT, 'deploy/plant-store.service')], {
-      encoding: 'utf8',
-    });
+    // With this machine's node in place of /usr/local/bin/node, which verify requires to exist.
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-verify-'));
+    const unit = join(dir, 'plant-store.service');
+    writeFileSync(unit, UNIT.replace('ExecStart=/usr/local/bin/node ', `ExecStart=${process.execPath} `));
+    const verified = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    rmSync(dir, { recursive: true, force: true });
     if (verified.error !== undefined) return; // no systemd here
     expect(verified.stderr).toBe('');
     expect(verified.status).toBe(0);

@@ -4,6 +4,7 @@ import { jest } from '@jest/globals';
 import { loadConfig } from '../../src/config/configuration';
 import { openStore } from '../../src/database/open-store';
 import { freshDatabase, type TestDatabase } from '../support/databases';
+import { ENTITIES } from '../../src/entities';
 
 jest.setTimeout(60_000);
 
@@ -50,7 +51,7 @@ describe('npm run plants -- export', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await freshDatabase();
-    const dataSource = await openStore(loadConfig({ DATABASE_URL: database.url }).database);
+    const dataSource = await openStore(loadConfig({ DATABASE_URL: database.url }).database, ENTITIES);
     try {
       for (let start = 0; start < COUNT; start += 500) {
         const rows = Array.from({ length: 500 }, (_, i) => `(${start + i + 1}, 'plant ${start + i + 1}', NULL)`);

@@ -1,8 +1,10 @@
 import { jest } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { freshDatabase, type TestDatabase } from '../support/databases';
+import { join } from 'node:path';
+import { alterStore, freshDatabase, type TestDatabase } from '../support/databases';
 import { rawRequest, replyBody } from '../support/raw-http';
 import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
 
@@ -76,8 +78,27 @@ describe('metrics, probes and who is in the log', () => {
       expect(sample(text, 'plant_store_token_lookups_total{result="valid"}')).toBe(20);
       expect(sample(text, 'plant_store_store_up')).toBe(1);
       expect(sample(text, 'plant_store_commit_batch_size_sum')).toBe(20); // 10 inserted, 10 looked at again
-      expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
-      expect(text).toMatch(/^nodejs_heap_size_used_bytes /m);
+      // What describes one process is per worker, never a sum of the two.
+      const fileLimit = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]);
+      for (const worker of ['1', '2']) {
+        expect(sample(text, `process_max_fds{worker="${worker}"}`)).toBe(fileLimit);
+        expect(sample(text, `nodejs_heap_size_used_bytes{worker="${worker}"}`)).toBeGreaterThan(0);
+      }
+      expect(text).not.toMatch(/^process_max_fds /m);
+      // Which build runs, once, whatever the number of workers.
+      const build = JSON.parse(readFileSync(join(__dirname, '../../dist/build-info.json'), 'utf8')) as {
+        version: string;
+        commit: string;
+      };
+      expect(build.version).toBe(
+        (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string }).version,
+      );
+      expect(
+        sample(
+          text,
+          `plant_store_build_info{version="${build.version}",commit="${build.commit}",node="${process.version}"}`,
+        ),
+      ).toBe(1);
 
       // Not on the public port, and never a raw path as a label.
       const publicMetrics = await fetch(`${server.url}/metrics`);
@@ -189,9 +210,10 @@ describe('metrics, probes and who is in the log', () => {
     parentSpanId?: string;
     links?: { traceId: string; spanId: string }[];
     attributes: { key: string; value: Record<string, unknown> }[];
+    events?: { name: string }[];
   }
 
-  it('sends a span per request, create, token look-up and store commit over OTLP/HTTP, and logs the trace id', async () => {
+  it('sends a span per request, create, token look-up and store commit over OTLP/HTTP, joined to the caller, and logs its ids', async () => {
     // The receiver: OTLP/HTTP with JSON bodies, as the exporter sends them.
     const spans: OtlpSpan[] = [];
     const receiver = createServer((request, response) => {
@@ -211,13 +233,35 @@ describe('metrics, probes and who is in the log', () => {
     const server = await startServer({ DATABASE_URL: database.url, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
     try {
       const token = await createToken(database.url, 'traced');
-      expect((await create(server.port, token, 500, 'traced')).status).toBe(200);
+      // The caller's trace: W3C traceparent, version 00, sampled.
+      const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const callerSpan = '00f067aa0ba902b7';
+      const joined = await fetch(`${server.url}/plants`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Authorization: `Bearer ${token}`,
+          traceparent: `00-${callerTrace}-${callerSpan}-01`,
+        },
+        body: '{"id": 500, "name": "traced"}',
+      });
+      expect(joined.status).toBe(200);
+      for (const probe of ['/health', '/health/live', '/health/ready', '/docs/']) await fetch(`${server.url}${probe}`);
+      // A failure the service answers 503: its span records why.
+      await alterStore(database.url, 'ALTER TABLE plant RENAME TO plant_away');
+      expect((await create(server.port, token, 501, 'refused')).status).toBe(400);
+      await alterStore(database.url, 'ALTER TABLE plant_away RENAME TO plant');
       server.child.kill('SIGTERM'); // its shutdown exports what is still batched
       expect(await server.exited).toBe(0);
 
       const named = (name: string) => spans.filter((span) => span.name === name);
-      const [requestSpan] = named('POST /plants');
-      expect(requestSpan).toBeDefined();
+      const requestSpan = named('POST /plants').find((span) => span.traceId === callerTrace)!;
+      const refusedSpan = named('POST /plants').find((span) => span.traceId !== callerTrace)!;
+      expect(requestSpan).toMatchObject({ traceId: callerTrace, parentSpanId: callerSpan });
+      expect(refusedSpan.events?.map((event) => event.name)).toEqual(['exception']);
+      expect(requestSpan.events ?? []).toEqual([]);
+      // Neither the probes nor Swagger UI's files are traced.
+      expect(spans.filter((span) => span.name.startsWith('GET '))).toEqual([]);
       expect(requestSpan.kind).toBe(2); // SERVER
       expect(requestSpan.attributes).toEqual(
         expect.arrayContaining([
@@ -225,8 +269,9 @@ describe('metrics, probes and who is in the log', () => {
           { key: 'http.response.status_code', value: { intValue: 200 } },
         ]),
       );
-      const [lookup] = named('token lookup');
-      const [createSpan] = named('create plant');
+      const ofRequest = (name: string) => named(name).find((span) => span.parentSpanId === requestSpan.spanId);
+      const lookup = ofRequest('token lookup')!;
+      const createSpan = ofRequest('create plant')!;
       for (const child of [lookup, createSpan]) {
         expect(child).toMatchObject({ traceId: requestSpan.traceId, parentSpanId: requestSpan.spanId });
       }
@@ -234,13 +279,19 @@ describe('metrics, probes and who is in the log', () => {
         commit.links?.some((link) => link.spanId === createSpan.spanId && link.traceId === requestSpan.traceId),
       );
       expect(commits).toHaveLength(1);
+      if (!database.url.startsWith('sqlite:')) {
+        // On PostgreSQL, OpenTelemetry's pg instrumentation: the queries are the commit's children.
+        const queries = spans.filter((span) => span.parentSpanId === commits[0].spanId);
+        expect(queries.length).toBeGreaterThan(0);
+        expect(queries.every((span) => span.kind === 3)).toBe(true); // CLIENT
+      }
 
       const line = server
         .output()
         .split('\n')
         .filter((text) => text.includes('"path":"/plants"'))
         .map((text) => JSON.parse(text) as Record<string, unknown>)[0];
-      expect(line.traceId).toBe(requestSpan.traceId);
+      expect(line).toMatchObject({ traceId: requestSpan.traceId, spanId: requestSpan.spanId });
     } finally {
       await stopServer(server);
       await new Promise((resolve) => receiver.close(resolve));

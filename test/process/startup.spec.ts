@@ -14,6 +14,7 @@ import { openStore } from '../../src/database/open-store';
 import { freshDatabase, testStoreKind } from '../support/databases';
 import { run } from '../support/spawn';
 import { MAIN, startServer, stopServer } from '../support/server-process';
+import { ENTITIES } from '../../src/entities';
 
 jest.setTimeout(60_000);
 
@@ -123,7 +124,7 @@ describe('starting the server', () => {
   it('refuses a store migrated by a newer version, naming the migration and what to do', async () => {
     const database = await freshDatabase();
     try {
-      const dataSource = await openStore(loadConfig({ DATABASE_URL: database.url }).database);
+      const dataSource = await openStore(loadConfig({ DATABASE_URL: database.url }).database, ENTITIES);
       try {
         await dataSource.query(
           `INSERT INTO "migrations" ("timestamp", "name") VALUES (1899999999999, 'AddSomething1899999999999')`,

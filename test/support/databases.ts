@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 
 export interface TestDatabase {
@@ -52,4 +53,37 @@ export async function freshDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/** The URL of `databaseUrl`'s database on the server itself (TEST_DATABASE_URL), past any pooler. */
+export function adminUrl(databaseUrl: string): string {
+  const url = new URL(process.env.TEST_DATABASE_URL!);
+  url.pathname = new URL(databaseUrl).pathname;
+  return url.toString();
+}
+
+/** `work` on a connection of its own to `databaseUrl`'s PostgreSQL database, past any pooler. */
+export async function onPostgres<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl(databaseUrl) });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs SQL on the store at `databaseUrl` from another connection, as an operator (or an accident) would. */
+export async function alterStore(databaseUrl: string, sqlite: string, postgres: string = sqlite): Promise<void> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new Database(databaseUrl.slice('sqlite:'.length));
+    try {
+      db.exec(sqlite);
+    } finally {
+      db.close();
+    }
+  } else {
+    await onPostgres(databaseUrl, (client) => client.query(postgres));
+  }
 }

@@ -9,7 +9,7 @@ import {
   readFileSync,
   rmSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './sockets';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,17 +22,6 @@ export function postgresBin(): string | undefined {
     .filter((version) => existsSync(join(root, version, 'bin', 'initdb')))
     .sort((a, b) => Number(b) - Number(a));
   return versions.length === 0 ? undefined : join(root, versions[0], 'bin');
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user. */

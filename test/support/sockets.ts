@@ -1,4 +1,4 @@
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 /** A raw connection to the server, open. */
 export function open(port: number): Promise<Socket> {
@@ -15,4 +15,16 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: 
   const started = Date.now();
   const value = await work();
   return { value, ms: Date.now() - started };
+}
+
+/** A TCP port free on 127.0.0.1 right now, for a server a test starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -10,7 +10,7 @@ import {
   sqliteFailure,
 } from '../../database/sqlite';
 import type { StoreOutage } from '../../database/store-outage';
-import { StoreUnavailableError } from '../../database/store-unavailable.error';
+import { StoreUnavailableError } from '../../errors/store-unavailable.error';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
 import type { PlantEntity } from '../plant.entity';
 import type { PlantStore } from '../plant-store';
@@ -18,7 +18,7 @@ import type { PlantStore } from '../plant-store';
 /**
  * How often a batch tries again for the write lock while another process holds it. Another
  * worker holds it for one commit (its fsync); a failed attempt costs a few microseconds, and
- * backing off further raised two workers' p99 (see docs/performance.md).
+ * backing off further lengthens two workers' p99 (see docs/performance-log.md).
  */
 const LOCK_RETRY_MS = 1;
 

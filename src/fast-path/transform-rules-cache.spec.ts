@@ -1,9 +1,12 @@
 import 'reflect-metadata';
 import { Exclude, Expose, plainToInstance, Transform, Type } from 'class-transformer';
-import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
+import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
 import fc from 'fast-check';
 import { NewPlant } from '../plants/dto/new-plant.dto';
+import { transformStorage } from './internals';
 import { toInstance } from './transform-rules-cache';
+
+const defaultMetadataStorage = transformStorage() as MetadataStorage;
 
 /** The same instance: its class, its own properties in order, each value the same. */
 function expectSameInstance(made: object, expected: object): void {

@@ -25,7 +25,7 @@ const kept = new WeakMap<Storage, Kept>();
  * request, so the answers for one class never change; this keeps them (for lookups without
  * groups, the only kind the validation pipe makes), and forgets them all whenever a rule is
  * added. Validation itself runs exactly as before, on the same rules. Hand-written because
- * class-validator has no option for it; see docs/performance.md for what it saves.
+ * class-validator has no option for it; see docs/performance-log.md for what it saves.
  */
 export function cacheValidationRules(storage: Storage = getMetadataStorage()): void {
   if (kept.has(storage)) return;

@@ -4,7 +4,8 @@ import {
   plainToInstance,
   TransformationType,
 } from 'class-transformer';
-import { defaultMetadataStorage as storage } from 'class-transformer/cjs/storage';
+import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
+import { transformStorage } from './internals';
 
 /** What class-transformer would do with each property of a class, when it copies it as it is. */
 interface ClassFacts {
@@ -15,15 +16,18 @@ interface ClassFacts {
 }
 
 let facts = new WeakMap<object, ClassFacts>();
-let watching = false;
+/** class-transformer's storage, once watched; loaded by path only when a copy is first made. */
+let storage: MetadataStorage | undefined;
 
 /**
  * Forgets everything learnt about classes whenever a decorator adds a rule (a class loaded
  * later, or a rule added to an ancestor), as cacheValidationRules does for class-validator.
  */
-function watchRules(): void {
-  if (watching) return;
-  watching = true;
+function watchRules(): MetadataStorage {
+  if (storage !== undefined) return storage;
+  const found = transformStorage() as MetadataStorage | undefined;
+  if (found === undefined) throw new Error('class-transformer/cjs/storage is gone (see FastPath)');
+  storage = found;
   const forget = (): void => {
     facts = new WeakMap();
   };
@@ -35,6 +39,7 @@ function watchRules(): void {
   storage.addTransformMetadata = (metadata) => (forget(), addTransform(metadata));
   storage.addExposeMetadata = (metadata) => (forget(), addExpose(metadata));
   storage.addExcludeMetadata = (metadata) => (forget(), addExclude(metadata));
+  return storage;
 }
 
 /** class-transformer's defaults, the only options under which a property is copied as it is. */
@@ -56,7 +61,7 @@ function plainOptions(options: ClassTransformOptions | undefined): boolean {
   return true;
 }
 
-function factsOf(target: ClassConstructor<object>): ClassFacts {
+function factsOf(storage: MetadataStorage, target: ClassConstructor<object>): ClassFacts {
   let known = facts.get(target);
   if (known === undefined) {
     known = {
@@ -78,7 +83,12 @@ const MAX_KNOWN_PROPERTIES = 64;
  * Whether the property is copied as it is (true), skipped (false), or has a rule of its own or
  * is one too many to remember (null: class-transformer decides).
  */
-function copiedAsItIs(target: ClassConstructor<object>, known: ClassFacts, key: string): boolean | null {
+function copiedAsItIs(
+  storage: MetadataStorage,
+  target: ClassConstructor<object>,
+  known: ClassFacts,
+  key: string,
+): boolean | null {
   let copied = known.copied.get(key);
   if (copied === undefined) {
     if (known.copied.size >= MAX_KNOWN_PROPERTIES) return null;
@@ -103,7 +113,7 @@ function copiedAsItIs(target: ClassConstructor<object>, known: ClassFacts, key: 
  * instance and copies each property (`undefined` too; never `__proto__` or `constructor`, nor
  * one the prototype has a getter without setter or the instance a function for). Its executor
  * does that with a copy of the options, a Set, and several look-ups and lists per property on
- * every call (see docs/performance.md). Anything else, class-transformer does. Hand-written
+ * every call (see docs/performance-log.md). Anything else, class-transformer does. Hand-written
  * because class-transformer has no such option.
  */
 export function toInstance<T extends object>(
@@ -111,16 +121,16 @@ export function toInstance<T extends object>(
   plain: Record<string, unknown>,
   options?: ClassTransformOptions,
 ): T {
-  watchRules();
+  const storage = watchRules();
   if (!plainOptions(options) || Object.getPrototypeOf(plain) !== Object.prototype) {
     return plainToInstance(target, plain, options);
   }
-  const known = factsOf(target);
+  const known = factsOf(storage, target);
   if (!known.plain) return plainToInstance(target, plain, options);
   for (const key in plain) {
     if (!Object.hasOwn(plain, key)) continue;
     const value = plain[key];
-    if ((typeof value === 'object' && value !== null) || copiedAsItIs(target, known, key) === null) {
+    if ((typeof value === 'object' && value !== null) || copiedAsItIs(storage, target, known, key) === null) {
       return plainToInstance(target, plain, options);
     }
   }

@@ -1,0 +1,76 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { writeUnavailable } from '../errors/error-response';
+import type { AnswerOrder, Connection } from './answer-order';
+import { isProbe } from './probes';
+
+/**
+ * When a drain begins, how long an idle kept-alive connection stays open: a request that is
+ * already on its way (in the kernel's buffers) is read and answered 503, never reset.
+ */
+export const DRAIN_IDLE_GRACE_MS = 250;
+
+/**
+ * The drain (SIGTERM, see `gracefulShutdown`): a request that arrives on an open connection, or
+ * on one accepted during the drain, is refused (503, `Connection: close`); requests in flight
+ * run to their end, and their answers say `Connection: close` too; a connection with nothing
+ * under way is closed once it has stayed so for DRAIN_IDLE_GRACE_MS, so that a request already
+ * on its way is answered, not reset.
+ */
+export class Drain {
+  private started = false;
+
+  constructor(private readonly order: AnswerOrder) {
+    order.onIdle((connection) => {
+      if (this.started) this.closeWhenIdle(connection);
+    });
+  }
+
+  get draining(): boolean {
+    return this.started;
+  }
+
+  /** Makes `server.close()` close idle connections the drain's way (see SocketHandling). */
+  closeIdleConnections(): void {
+    for (const connection of this.order.connections()) this.closeWhenIdle(connection);
+  }
+
+  /**
+   * Begins the drain; resolves once every request that was under way when it began has been
+   * answered. Requests that arrive meanwhile are answered at once.
+   */
+  begin(): Promise<void> {
+    if (this.started) return Promise.resolve();
+    this.started = true;
+    const inFlight: Promise<unknown>[] = [];
+    for (const connection of this.order.connections()) {
+      const response = connection.active;
+      if (response !== undefined && !response.writableFinished) {
+        inFlight.push(new Promise((resolve) => response.once('close', resolve)));
+      }
+      // An answer still to be written tells its client that this connection ends with it.
+      if (response?.headersSent === false) response.setHeader('Connection', 'close');
+      this.closeWhenIdle(connection);
+    }
+    return Promise.all(inFlight).then(() => undefined);
+  }
+
+  /**
+   * While draining, every request is refused (503) and its connection closed after the answer;
+   * the probes are answered (liveness 200, readiness 503), so that an orchestrator can tell a
+   * draining process from a dead one. True when this answered the request.
+   */
+  refused(request: IncomingMessage, response: ServerResponse): boolean {
+    if (!this.started) return false;
+    response.setHeader('Connection', 'close');
+    if (isProbe(request)) return false;
+    writeUnavailable(request, response, 'The server is shutting down; try again');
+    return true;
+  }
+
+  /** Closes `connection` after DRAIN_IDLE_GRACE_MS unless a request is under way on it then. */
+  private closeWhenIdle(connection: Connection): void {
+    setTimeout(() => {
+      if (this.order.isIdle(connection)) this.order.close(connection);
+    }, DRAIN_IDLE_GRACE_MS).unref();
+  }
+}

@@ -1,0 +1,184 @@
+import fc from 'fast-check';
+import { parse } from 'lossless-json';
+import { MAX_NESTING, NestingError, parseJsonNumber, readJsonFields } from './json-fields';
+
+const FIELDS = ['id', 'name', 'tag'] as const;
+
+/** The fields of an object body, as readJsonFields hands them over. */
+function fieldsOf(text: string): Record<string, unknown> {
+  const read = readJsonFields(text, FIELDS);
+  if (!('object' in read)) throw new Error('not an object');
+  return read.object;
+}
+
+describe('parseJsonNumber', () => {
+  it.each([
+    ['0', 0n],
+    ['-0', 0n],
+    ['5', 5n],
+    ['5.0', 5n],
+    ['5e2', 500n],
+    ['1.5e1', 15n],
+    ['9007199254740993', 9007199254740993n],
+    ['9223372036854775807', 9223372036854775807n],
+    ['-9223372036854775808', -9223372036854775808n],
+    ['9223372036854775808', 9223372036854775808n],
+    ['0.00e5', 0n],
+  ])('keeps the integer %s exact', (text, expected) => {
+    expect(parseJsonNumber(text)).toBe(expected);
+  });
+
+  it.each([
+    ['1.5', 1.5],
+    ['1e-3', 0.001],
+    ['1e400', Infinity],
+    ['123456789012345678901', Number('123456789012345678901')],
+  ])('leaves the non-int64 %s a number', (text, expected) => {
+    expect(parseJsonNumber(text)).toBe(expected);
+  });
+
+  it('does no work for absurd exponents', () => {
+    expect(parseJsonNumber('1e999999999999')).toBe(Infinity);
+    expect(parseJsonNumber('1e-999999999999')).toBe(0);
+  });
+});
+
+describe('readJsonFields', () => {
+  it('keeps ids above 2^53 apart', () => {
+    expect(fieldsOf('{"id": 9007199254740993}').id).toBe(9007199254740993n);
+    expect(fieldsOf('{"id": 9007199254740992}').id).toBe(9007199254740992n);
+  });
+
+  it('takes only the fields asked for, each undefined when absent', () => {
+    expect(fieldsOf('{"name": "x", "colour": "red"}')).toEqual({ id: undefined, name: 'x', tag: undefined });
+  });
+
+  it('keeps the last of repeated keys, like JSON.parse', () => {
+    expect(fieldsOf('{"id": 1, "id": 9007199254740993}').id).toBe(9007199254740993n);
+    expect(fieldsOf('{"id": 9007199254740993, "id": "x"}').id).toBe('x');
+  });
+
+  it('reads keys as JSON means them, escapes and all', () => {
+    expect(fieldsOf('{"\\u0069d": 9007199254740993, "n\\u0061me": "x"}')).toEqual({
+      id: 9007199254740993n,
+      name: 'x',
+      tag: undefined,
+    });
+  });
+
+  it('finds the fields of the object itself, not of the objects in it', () => {
+    expect(fieldsOf('{"x": {"id": 5, "name": "inner"}, "id": 9007199254740993, "y": ["id", {"id": 7}]}')).toEqual({
+      id: 9007199254740993n,
+      name: undefined,
+      tag: undefined,
+    });
+  });
+
+  it('says what a body that is not an object is', () => {
+    for (const text of ['[1]', '"x"', '5', 'null']) expect(readJsonFields(text, FIELDS)).toEqual({ notAnObject: true });
+  });
+
+  it('never lets a __proto__ member of the body reach a prototype', () => {
+    const taken = fieldsOf('{"__proto__": {"polluted": true}, "name": "x"}');
+    expect(Object.getPrototypeOf(taken)).toBe(Object.prototype);
+    expect(taken.polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('throws SyntaxError on malformed text', () => {
+    expect(() => readJsonFields('{bad', FIELDS)).toThrow(SyntaxError);
+    expect(() => readJsonFields('', FIELDS)).toThrow(SyntaxError);
+  });
+
+  it(`reads nesting up to ${MAX_NESTING} levels, anywhere, and refuses deeper`, () => {
+    const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    expect(fieldsOf(`{"id": 1, "x": ${nested(MAX_NESTING - 1)}}`).id).toBe(1n);
+    expect(() => readJsonFields(`{"id": 1, "x": ${nested(MAX_NESTING)}}`, FIELDS)).toThrow(NestingError);
+    expect(() => readJsonFields(nested(MAX_NESTING + 1), FIELDS)).toThrow(NestingError);
+  });
+
+  it('reads what lossless-json reads, field for field', () => {
+    const numberText = fc.oneof(
+      fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }).map(String),
+      fc.stringMatching(/^-?(0|[1-9]\d{0,22})(\.\d{1,4})?([eE][+-]?\d{1,3})?$/),
+    );
+    const value = fc.oneof(numberText, fc.json());
+    const key = fc.constantFrom('"id"', '"name"', '"tag"', '"\\u0069d"', '"other"', '"i\\"d"');
+    const text = fc.oneof(
+      fc.json(),
+      fc
+        .array(fc.tuple(key, value, fc.constantFrom('', ' ', '\n\t')), { maxLength: 6 })
+        .map((members) => `{${members.map(([k, v, space]) => `${space}${k}${space}:${space}${v}${space}`).join(',')}}`),
+    );
+    fc.assert(
+      fc.property(text, (json) => {
+        const whole = parse(json, null, {
+          parseNumber: parseJsonNumber,
+          onDuplicateKey: ({ newValue }) => newValue,
+        });
+        if (typeof whole !== 'object' || whole === null || Array.isArray(whole)) {
+          expect(readJsonFields(json, FIELDS)).toEqual({ notAnObject: true });
+          return;
+        }
+        // Numbers inside a field's objects are not needed exactly: they can only fail validation.
+        const plain = JSON.parse(json) as Record<string, unknown>;
+        const expected: Record<string, unknown> = {};
+        for (const field of FIELDS) {
+          const exact = (whole as Record<string, unknown>)[field];
+          expected[field] = typeof exact === 'object' && exact !== null ? plain[field] : exact;
+        }
+        expect(fieldsOf(json)).toEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('the cost of parsing a body', () => {
+  // Bodies as large as the default BODY_LIMIT, each of a shape that once cost (or could cost)
+  // more than its length: long runs of digits in every part of a number, many numbers, keys,
+  // repeated keys, escapes, deep nesting. None may cost more than a small multiple of a plain
+  // body of the same size: the budget is relative, so the test does not depend on the machine.
+  const SIZE = 100 * 1024;
+  const fill = (prefix: string, unit: string, suffix: string): string =>
+    prefix + unit.repeat(Math.floor((SIZE - prefix.length - suffix.length) / unit.length)) + suffix;
+  const head = '{"id":1,"name":"x","junk":';
+  const plain = fill(`${head}"`, 'a', '"}');
+  const shapes: Record<string, string> = {
+    'zeros, then a digit': fill(`${head}1`, '0', '1}'),
+    'an id of zeros, then a digit': fill('{"name":"x","id":1', '0', '1}'),
+    'a fraction of zeros, then a digit': fill(`${head}1.`, '0', '1}'),
+    'a long exponent': fill(`${head}1e`, '0', '1}'),
+    'leading zeros in a fraction': fill(`${head}0.`, '0', '1}'),
+    'many numbers': fill(`${head}[`, '12345,', '1]}'),
+    'many small numbers': fill(`${head}[`, '1,', '1]}'),
+    'many small objects': fill(`${head}[`, '{},', '1]}'),
+    'many keys': fill('{"id":1,"name":"x"', ',"k":1', '}'),
+    'unicode escapes': fill(`${head}"`, '\\u0041', '"}'),
+    'deep nesting': `${head}${'['.repeat(SIZE / 2 - 20)}`,
+  };
+
+  function cpuMicros(text: string): number {
+    let best = Infinity;
+    for (let round = 0; round < 5; round++) {
+      const start = process.cpuUsage();
+      try {
+        readJsonFields(text, FIELDS);
+      } catch {
+        // too deep or malformed: refused, and the refusal is what costs
+      }
+      const used = process.cpuUsage(start);
+      best = Math.min(best, used.user + used.system);
+    }
+    return best;
+  }
+
+  // No call back into JavaScript per value (a reviver made many small numbers cost 20 times a
+  // string): a budget of 10 times a plain body, at least a millisecond, leaves room for a slow
+  // machine and none for a cost per value.
+  it.each(Object.entries(shapes))('%s: within 10 times a plain body', (_shape, text) => {
+    expect(text.length).toBeLessThanOrEqual(SIZE);
+    const budget = 10 * Math.max(cpuMicros(plain), 1000);
+    expect(cpuMicros(text)).toBeLessThan(budget);
+  });
+});
