@@ -62,21 +62,27 @@ export function gracefulShutdown(
     if (state.requested) return;
     state.request();
     const began = Date.now();
-    logger.info(
-      { context: 'Shutdown', delayMs },
-      delayMs > 0
-        ? `${signal}: not ready; serving for ${delayMs} ms more, then finishing requests in flight and closing the store`
-        : `${signal}: finishing requests in flight, then closing the store`,
-    );
+    if (delayMs > 0) {
+      logger.info(
+        { context: 'Shutdown', delayMs },
+        `${signal}: not ready; serving for ${delayMs} ms more before the drain`,
+      );
+    }
     setTimeout(() => {
       logger.error({ context: 'Shutdown' }, `still busy ${SHUTDOWN_DEADLINE_MS} ms into the drain; exiting anyway`);
       exitAfterLogs(logger, 1);
     }, delayMs + SHUTDOWN_DEADLINE_MS).unref();
+    // The line is written once the drain has begun, never before: a client (or a test) that reads
+    // it and then sends a request must find that request refused.
+    const beginDrain = (): Promise<void> => {
+      const drained = drain.begin();
+      logger.info({ context: 'Shutdown' }, `${signal}: finishing requests in flight, then closing the store`);
+      return drained;
+    };
     // The port stays open while the requests in flight finish, answering what arrives meanwhile
     // (503, and the probes: readiness 503, liveness 200), so that a load balancer or Kubernetes
     // sees a draining instance rather than a vanished one; then it closes.
-    new Promise((resolve) => setTimeout(resolve, delayMs))
-      .then(() => drain.begin())
+    (delayMs > 0 ? new Promise((resolve) => setTimeout(resolve, delayMs)).then(beginDrain) : beginDrain())
       .then(() => stopListening(server))
       .then(closeApp)
       .then(

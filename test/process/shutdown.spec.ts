@@ -209,9 +209,21 @@ describe('graceful shutdown as orchestrators see it', () => {
       body: JSON.stringify({ id, name: 'rolling' }),
     });
 
+  const createRequest = (token: string, id: number): string => {
+    const body = `{"id":${id},"name":"rolling"}`;
+    return (
+      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    );
+  };
+
   it('with SHUTDOWN_DELAY: not ready at once, serving normally (new connections too) for the delay, then drained, exit 0', async () => {
     const token = await createToken(database.url, 'delayed');
     const server = await startServer({ DATABASE_URL: database.url, SHUTDOWN_DELAY: '1.5' });
+    // A connection kept alive from before the signal, to send a create on once the drain begins.
+    const keptAlive = await open(server.port);
+    const received: Buffer[] = [];
+    keptAlive.on('data', (chunk: Buffer) => received.push(chunk));
     const signalled = Date.now();
     server.child.kill('SIGTERM');
     while (!server.output().includes('SIGTERM: not ready')) await sleep(5);
@@ -225,6 +237,17 @@ describe('graceful shutdown as orchestrators see it', () => {
     }
     expect(during.length).toBeGreaterThan(5);
     expect(during.every((status) => status === 200)).toBe(true);
+    // The log says the drain has begun only once it has: a create sent after reading it is refused.
+    keptAlive.write(createRequest(token, 19_999));
+    while (!Buffer.concat(received).includes('"name":"rolling"}')) await sleep(10);
+    received.length = 0;
+    while (!server.output().includes('finishing requests in flight')) await sleep(5);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1_500);
+    keptAlive.write(createRequest(token, 20_000));
+    await new Promise((resolve) => keptAlive.once('close', resolve));
+    const refused = Buffer.concat(received).toString('utf8');
+    expect(refused.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(replyBody(refused)).toMatchObject({ error: 503 });
     const { value: code, ms } = await timed(() => server.exited);
     expect(code).toBe(0);
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(1_500);
