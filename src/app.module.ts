@@ -1,9 +1,10 @@
+import cluster from 'node:cluster';
 import { type DynamicModule, Module, type ValidationPipeOptions } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE, Reflector } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { AuthModule } from './auth/auth.module';
-import { RateLimitModule } from './auth/rate-limit.module';
+import { RateLimitModule, type RateLimitCounts } from './auth/rate-limit.module';
 import { AppConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import type { ServerLock } from './database/store-kind';
@@ -56,6 +57,12 @@ export interface ProcessParts {
   fastPath: FastPath;
 }
 
+/** Where RATE_LIMIT counts: one count per instance (its primary's, under WORKERS) unless Redis keeps the fleet's. */
+function counts(config: AppConfig): RateLimitCounts {
+  if (config.rateLimitRedisUrl !== undefined) return { redisUrl: config.rateLimitRedisUrl };
+  return cluster.isWorker ? 'cluster' : 'process';
+}
+
 /**
  * The application, built from a validated configuration and an open store, which the caller
  * (`createApp`, for the server and the tests alike) has made once. Everything global is
@@ -69,8 +76,7 @@ export class AppModule {
     serverLock: ServerLock,
     parts: ProcessParts,
   ): DynamicModule {
-    const rateLimit =
-      config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit, config.rateLimitRedisUrl)];
+    const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit, counts(config))];
     return {
       module: AppModule,
       // This process's metrics, drain, shutdown state and fast path, made once by `createApp`, for every feature.

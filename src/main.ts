@@ -79,11 +79,17 @@ function supervise(config: AppConfig, logger: Logger): void {
   for (let i = 0; i < config.workers; i++) cluster.fork();
 }
 
-/** WORKERS > 1: the metrics listener, in the primary, summing every worker; then the workers. */
+/**
+ * WORKERS > 1: the metrics listener, in the primary, summing every worker; the instance's
+ * rate-limit count, in the primary, unless Redis keeps the fleet's; then the workers.
+ */
 async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
   if (!(await startMetrics(config, clusterScrape, logger))) {
     exitAfterLogs(logger, 1);
     return;
+  }
+  if (config.rateLimit !== undefined && config.rateLimitRedisUrl === undefined) {
+    await (await import('./auth/cluster-throttler.storage.js')).keepRateLimitCounts(cluster);
   }
   supervise(config, logger);
 }

@@ -1,6 +1,7 @@
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
 import type { Request } from 'express';
+import { AppConfig } from '../config/configuration';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../metrics/metrics';
@@ -8,13 +9,14 @@ import type { AuthenticatedClient } from './bearer.strategy';
 
 /**
  * RATE_LIMIT, through @nestjs/throttler: requests per minute per token (by token name, so every
- * secret of one client counts once), counted in this process's memory. Applied to the routes
+ * secret of one client counts once), counted where RateLimitModule says. Applied to the routes
  * that need a token, after the bearer guard has said whose token it is.
  */
 @Injectable()
 export class TokenThrottlerGuard extends ThrottlerGuard {
   // A property, so the constructor stays ThrottlerGuard's own.
   @Inject(Metrics) private readonly metrics!: Metrics;
+  @Inject(AppConfig) private readonly config!: AppConfig;
 
   protected override getTracker(request: Record<string, unknown>): Promise<string> {
     return Promise.resolve((request as unknown as Request & { user: AuthenticatedClient }).user.tokenName);
@@ -23,9 +25,11 @@ export class TokenThrottlerGuard extends ThrottlerGuard {
   protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     this.metrics.rateLimitRefused();
     const retryAfter = Math.max(1, Math.ceil(detail.timeToBlockExpire));
+    const where =
+      this.config.rateLimitRedisUrl === undefined ? 'on this instance' : 'across every instance sharing its count';
     throw new ApiError(
       ErrorCode.TooManyRequests,
-      `Rate limit reached: at most ${detail.limit} requests per minute per token (RATE_LIMIT); retry in ${retryAfter} s`,
+      `Rate limit reached: at most ${detail.limit} requests per minute per token ${where} (RATE_LIMIT); retry in ${retryAfter} s`,
       { 'Retry-After': String(retryAfter) },
     );
   }

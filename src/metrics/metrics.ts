@@ -138,7 +138,7 @@ export class Metrics {
     });
     this.rateLimitStoreErrors = new Counter({
       name: 'plant_store_rate_limit_store_errors_total',
-      help: 'Requests let through uncounted because the rate limit store (RATE_LIMIT_REDIS_URL) did not answer',
+      help: 'Requests let through uncounted because the rate limit store (RATE_LIMIT_REDIS_URL, or the primary under WORKERS) did not answer',
       registers,
     });
   }
