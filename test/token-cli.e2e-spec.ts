@@ -12,9 +12,8 @@ import { run } from './support/spawn';
 jest.setTimeout(60_000);
 
 /**
- * The token command, on the store a server is using. It runs from the build (`npm run token`
- * runs the same code through ts-node, so that it works straight after `npm ci`: the last test
- * runs it that way once).
+ * The token command, on the store a server is using, from the build, as `npm run token` runs
+ * it (the last test runs it that way once).
  */
 describe('npm run token', () => {
   let env: Record<string, string>;
@@ -109,7 +108,7 @@ describe('npm run token', () => {
     expect((await token('list')).stdout).toContain(`revoked ${at}`);
   }, 60_000);
 
-  it('runs as the README says, straight from the sources (npm run token)', async () => {
+  it('runs as the README says (npm run token)', async () => {
     const listed = await run('npm', ['run', '--silent', 'token', '--', 'list'], env);
     expect(listed.stderr).toBe('');
     expect(listed.code).toBe(0);

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/sockets';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { jest } from '@jest/globals';
 import { validate } from 'dockerfile-utils';
 import { SHUTDOWN_DEADLINE_MS } from '../../src/shutdown';
@@ -120,6 +120,92 @@ describe('deploy/Dockerfile', () => {
         timeout: 10_000,
       });
       expect(checked.status).toBe(0);
+    } finally {
+      const exited = exitOf(child);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});
+
+/**
+ * The image's production install, made here as its final stage makes it: its own folder with
+ * the package files it copies, its `npm ci` command, and the built `dist/`. No compiler may be
+ * in it (typescript, ts-node and SWC are optional peers of @nestjs/swagger and typeorm, which a
+ * bare `--omit=dev` keeps), and the service and its commands must run from it.
+ */
+describe("deploy/Dockerfile's production install", () => {
+  let app: string;
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), 'plant-store-production-'));
+  });
+  afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+  it('installs no compiler, and the service and its commands run from dist/ with it', async () => {
+    const last = finalStage();
+    const copied = last
+      .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
+      .flatMap((i) => {
+        const words = i.args.split(' ');
+        return words.slice(0, -1).map((source) => ({ source, to: words.at(-1)! }));
+      });
+    for (const { source, to } of copied) {
+      mkdirSync(join(app, to), { recursive: true });
+      copyFileSync(join(ROOT, source), join(app, to.endsWith('/') ? join(to, basename(source)) : to));
+    }
+    const install = last
+      .filter((i) => i.keyword === 'RUN')
+      .flatMap((i) => i.args.split('&&').map((command) => command.trim()))
+      .find((command) => command.startsWith('npm ci'))!;
+    expect(install).toMatch(/^npm ci --omit=dev\b/);
+    const installed = spawnSync(install, { cwd: app, shell: true, encoding: 'utf8', timeout: 120_000 });
+    expect(installed.stderr.split('\n').filter((line) => /ERR!/.test(line))).toEqual([]);
+    expect(installed.status).toBe(0);
+    for (const compiler of ['typescript', 'ts-node', '@swc/core']) {
+      expect({ compiler, installed: existsSync(join(app, 'node_modules', compiler)) }).toEqual({
+        compiler,
+        installed: false,
+      });
+    }
+    cpSync(join(ROOT, 'dist'), join(app, 'dist'), { recursive: true });
+
+    const env = { ...process.env, DATABASE_URL: `sqlite:${join(app, 'production.sqlite')}` };
+    const token = spawnSync(process.execPath, ['dist/cli/token.js', 'create', 'production'], {
+      cwd: app,
+      env,
+      encoding: 'utf8',
+    });
+    expect(token.status).toBe(0);
+    const store = spawnSync(process.execPath, ['dist/cli/store.js', 'status'], { cwd: app, env, encoding: 'utf8' });
+    expect(store.status).toBe(0);
+    const plants = spawnSync(process.execPath, ['dist/cli/plants.js', 'export'], { cwd: app, env, encoding: 'utf8' });
+    expect([plants.status, plants.stdout]).toEqual([0, '']);
+
+    const cmd = JSON.parse(last.find((i) => i.keyword === 'CMD')!.args) as string[];
+    const port = await freePort();
+    const child = spawn(process.execPath, cmd.slice(1), {
+      cwd: app,
+      env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/listening on http/.test(out)) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      const created = await fetch(`http://127.0.0.1:${port}/plants`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token.stdout.trimEnd().split('\n').at(-1)}`,
+          'Content-Type': 'application/json',
+        },
+        body: '{"id":1,"name":"from production"}',
+      });
+      expect(created.status).toBe(200);
     } finally {
       const exited = exitOf(child);
       child.kill('SIGTERM');
