@@ -9,7 +9,8 @@ import { Drain } from './http/drain';
 import { exitAfterLogs } from './logging/logging';
 import { Metrics } from './metrics/metrics';
 import { joinClusterScrape, processScrape, startMetrics } from './metrics/metrics-server';
-import { listen, listenFailure } from './net/listen';
+import { listenFailure } from './net/listen';
+import { PublicPort } from './net/public-port';
 import { gracefulShutdown, SIGNALS } from './shutdown';
 
 /**
@@ -49,12 +50,20 @@ export async function serve(
       logger.warn({ context: 'Tracing', err: error }, 'could not export the last spans'),
     );
   };
-  const shutdown = gracefulShutdown(server, app.get(Drain), shutdownState, config.shutdownDelayMs, closeApp, logger);
+  const publicPort = new PublicPort(server);
+  const shutdown = gracefulShutdown(
+    publicPort,
+    app.get(Drain),
+    shutdownState,
+    config.shutdownDelayMs,
+    closeApp,
+    logger,
+  );
   for (const signal of SIGNALS) process.on(signal, shutdown);
 
   let address: AddressInfo;
   try {
-    address = await listen(server, config.port, config.host);
+    address = await publicPort.listen(config.port, config.host, cluster.isWorker);
   } catch (error) {
     logger.fatal(listenFailure(error as NodeJS.ErrnoException, config));
     await app.close().catch(() => undefined);

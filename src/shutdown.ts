@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { ShutdownState } from './health/shutdown-state';
 import type { Drain } from './http/drain';
@@ -14,24 +14,29 @@ export const ACCEPT_BACKLOG_MS = 1_000;
 export const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
 /**
- * Stops listening, and resolves once every connection has closed.
+ * Stops listening on every socket of the public port (`listeners`, the HTTP server's first), and
+ * resolves once every connection has closed.
  *
  * Connections the kernel has completed but this process has not accepted yet (its event loop was
- * busy) would be reset when the listener closes, their requests lost. Node accepts them over
- * several turns of its event loop, so the listener stays open until a turn accepts none (each
- * is then answered 503 by the drain), for at most ACCEPT_BACKLOG_MS.
+ * busy) would be reset when their listener closes, their requests lost. Node accepts them over
+ * several turns of its event loop, so the listeners stay open until a turn accepts none (each
+ * is then answered 503 by the drain), for at most ACCEPT_BACKLOG_MS; then all close at once.
  */
-function stopListening(server: Server): Promise<void> {
+function stopListening(listeners: readonly NetServer[]): Promise<void> {
+  const [server] = listeners;
   return new Promise((resolve) => {
     let accepted = 0;
     const count = (): void => void accepted++;
+    // Every connection reaches the HTTP server's 'connection', whichever socket accepted it.
     server.on('connection', count);
     const giveUpAt = Date.now() + ACCEPT_BACKLOG_MS;
     let seen = -1;
     const turn = (): void => {
       if (accepted === seen || Date.now() > giveUpAt) {
         server.off('connection', count);
-        server.close(() => resolve());
+        void Promise.all(listeners.map((listener) => new Promise((closed) => listener.close(closed)))).then(() =>
+          resolve(),
+        );
         return;
       }
       seen = accepted;
@@ -51,7 +56,7 @@ function stopListening(server: Server): Promise<void> {
  * exit 143; and Nest's own close would close the store before the last answers.)
  */
 export function gracefulShutdown(
-  server: Server,
+  port: { readonly listeners: readonly NetServer[] },
   drain: Drain,
   state: ShutdownState,
   delayMs: number,
@@ -83,7 +88,7 @@ export function gracefulShutdown(
     // (503, and the probes: readiness 503, liveness 200), so that a load balancer or Kubernetes
     // sees a draining instance rather than a vanished one; then it closes.
     (delayMs > 0 ? new Promise((resolve) => setTimeout(resolve, delayMs)).then(beginDrain) : beginDrain())
-      .then(() => stopListening(server))
+      .then(() => stopListening(port.listeners))
       .then(closeApp)
       .then(
         () => {

@@ -1,0 +1,81 @@
+/**
+ * @slow 8 s: three thousand connections at once
+ */
+import { jest } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { freshDatabase, type TestDatabase } from '../support/databases';
+import { createToken, startServer, stopServer } from '../support/server-process';
+
+jest.setTimeout(60_000);
+
+/** The kernel's count of connections dropped because a listening socket's queue was full. */
+function listenOverflows(): number {
+  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  const at = lines.findIndex((line) => line.startsWith('TcpExt:'));
+  const names = lines[at].split(/\s+/);
+  const values = lines[at + 1].split(/\s+/);
+  return Number(values[names.indexOf('ListenOverflows')]);
+}
+
+const STORM = 3_000;
+
+/**
+ * A fleet's clients reconnecting together (a rolling restart, an instance back): thousands of
+ * connections arrive while the process is busy. A stopped process stands for the busy event
+ * loop: the kernel completes the connections and queues them, and the process accepts none until
+ * it runs again. With one listening socket its queue (511) overflows and the rest wait for SYN
+ * retries (1 s, 3 s, 7 s…); with the public port's several sockets every one is queued, and each
+ * first request is answered as soon as the process runs.
+ */
+describe('a connection storm', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it(`queues ${STORM} connections made at once without a listen overflow and answers each first request promptly`, async () => {
+    const token = await createToken(database.url, 'storm');
+    const server = await startServer({ DATABASE_URL: database.url, MAX_IN_FLIGHT: String(2 * STORM) });
+    try {
+      server.child.kill('SIGSTOP');
+      const before = listenOverflows();
+      let resumedAt = 0;
+      const answers = Array.from({ length: STORM }, (_, i) => {
+        const body = `{"id":${i},"name":"storm"}`;
+        return new Promise<{ status: string; ms: number }>((resolve) => {
+          const socket = connect(server.port, '127.0.0.1');
+          let reply = '';
+          socket.on('error', () => resolve({ status: 'error', ms: Date.now() - resumedAt }));
+          socket.on('data', (chunk: Buffer) => {
+            reply += chunk.toString('utf8');
+            if (reply.includes('\r\n\r\n')) {
+              resolve({ status: reply.slice(0, reply.indexOf('\r\n')), ms: Date.now() - resumedAt });
+              socket.destroy();
+            }
+          });
+          socket.write(
+            `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          );
+        });
+      });
+      // Long enough for every handshake to reach the kernel's queues.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const overflows = listenOverflows() - before;
+      resumedAt = Date.now();
+      server.child.kill('SIGCONT');
+      const outcomes = await Promise.all(answers);
+      expect(overflows).toBe(0);
+      expect(outcomes.filter((outcome) => outcome.status !== 'HTTP/1.1 200 OK')).toEqual([]);
+      // A SYN retry would add a second at least.
+      expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(1_000);
+    } finally {
+      server.child.kill('SIGCONT');
+      await stopServer(server);
+    }
+  });
+});
