@@ -38,10 +38,10 @@ function finalStage(): { keyword: string; args: string }[] {
   return all.slice(lastFrom);
 }
 
-/** Starts `node <args>` from the repository (where `dist/` is built) and waits for it to listen. */
-async function runService(args: string[], env: Record<string, string>): Promise<ChildProcess> {
+/** Starts `node <args>` in `cwd` (by default the repository, where `dist/` is built) and waits for it to listen. */
+async function runService(args: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -183,20 +183,8 @@ describe("deploy/Dockerfile's production install", () => {
 
     const cmd = JSON.parse(last.find((i) => i.keyword === 'CMD')!.args) as string[];
     const port = await freePort();
-    const child = spawn(process.execPath, cmd.slice(1), {
-      cwd: app,
-      env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = await runService(cmd.slice(1), { ...env, HOST: '127.0.0.1', PORT: String(port) }, app);
     try {
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          if (/listening on http/.test(out)) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-      });
       const created = await fetch(`http://127.0.0.1:${port}/plants`, {
         method: 'POST',
         headers: {
