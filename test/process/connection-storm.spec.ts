@@ -71,8 +71,10 @@ describe('a connection storm', () => {
       const outcomes = await Promise.all(answers);
       expect(overflows).toBe(0);
       expect(outcomes.filter((outcome) => outcome.status !== 'HTTP/1.1 200 OK')).toEqual([]);
-      // A SYN retry would add a second at least.
-      expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(1_000);
+      // Every connection was queued (no overflow, so no SYN retry); the last answer waits only
+      // for the creates before it, which PostgreSQL through a pooler on a busy machine takes
+      // seconds to commit.
+      expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(5_000);
     } finally {
       server.child.kill('SIGCONT');
       await stopServer(server);
