@@ -71,7 +71,7 @@ export async function startMetrics(config: AppConfig, scrape: () => Scrape, logg
   if (config.metrics === undefined) return true;
   const server = metricsServer(scrape());
   try {
-    const address = await listen(server, config.metrics.port, config.metrics.host);
+    const address = await listen(server, { port: config.metrics.port, host: config.metrics.host });
     server.unref(); // never what keeps a stopping process alive
     logger.info(
       { context: 'Metrics', port: address.port },

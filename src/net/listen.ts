@@ -1,12 +1,11 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, ListenOptions, Server } from 'node:net';
 import type { AppConfig } from '../config/configuration';
 
-/** Listens on `host:port`; resolves with the address, rejects with the listen error. */
-export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+/** Listens as `options` say; resolves with the address, rejects with the listen error. */
+export function listen(server: Server, options: ListenOptions): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen(options, () => {
       server.off('error', reject);
       resolve(server.address() as AddressInfo);
     });

@@ -1,30 +1,17 @@
 import type { Server as HttpServer } from 'node:http';
 import { type AddressInfo, createServer, type Server } from 'node:net';
+import { listen as listenOn } from './listen';
 
 /**
  * How many sockets listen on the public port. Node accepts one waiting connection each time a
  * listening socket is reported ready, about once per turn of its event loop, so a process busy
- * with thousands of requests accepts a few dozen new connections a second: a storm of
- * reconnecting clients overflows the kernel's queue and waits for SYN retries (1 s, 3 s, 7 s…).
+ * with thousands of requests accepts new connections only as often as its loop comes round: a
+ * storm of reconnecting clients overflows the kernel's queue and waits for SYN retries (1 s, 3 s…).
  * With several sockets on the port (SO_REUSEPORT: the kernel spreads new connections over
- * them), each turn accepts from each, and each has its own queue. docs/performance.md has the
- * measurement.
+ * them), each turn accepts from each, and each has its own queue (docs/decisions.md, Limits;
+ * test/process/connection-storm.spec.ts).
  */
 export const PUBLIC_LISTENERS = 32;
-
-/** Listens on `options`; resolves with the address, rejects with the listen error. */
-function listenOn(
-  server: Server,
-  options: { port: number; host: string; reusePort?: boolean; exclusive?: boolean },
-): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
-}
 
 /**
  * The public port: the HTTP server's own listening socket, and PUBLIC_LISTENERS - 1 more on the
