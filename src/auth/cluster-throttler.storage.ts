@@ -1,13 +1,9 @@
 import type { Cluster, Worker } from 'node:cluster';
-import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Metrics } from '../metrics/metrics';
+import { COUNT_TIMEOUT_MS, CountOutage, type ThrottlerStorageRecord } from './count-outage';
 
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 type IncrementArguments = Parameters<ThrottlerStorage['increment']>;
-
-/** How long a worker waits for the primary's count at most: past it, the request is not limited. */
-export const CLUSTER_COUNT_TIMEOUT_MS = 500;
 
 const HIT = 'plant-store:rate-limit-hit';
 const COUNTED = 'plant-store:rate-limit-counted';
@@ -49,16 +45,16 @@ export async function keepRateLimitCounts(cluster: Cluster): Promise<void> {
 
 /**
  * A worker's side: each hit is counted by the primary (see keepRateLimitCounts). Should the
- * primary not answer within CLUSTER_COUNT_TIMEOUT_MS, the request is let through uncounted,
- * logged once and counted in `plant_store_rate_limit_store_errors_total`, as with Redis.
+ * primary not answer within COUNT_TIMEOUT_MS, the request is let through uncounted, as with
+ * Redis (CountOutage).
  */
 export class ClusterThrottlerStorage implements ThrottlerStorage {
-  private readonly logger = new Logger('RateLimit');
   private readonly waiting = new Map<number, (record: ThrottlerStorageRecord) => void>();
+  private readonly outage: CountOutage;
   private nextId = 0;
-  private failing = false;
 
-  constructor(private readonly metrics: Metrics) {
+  constructor(metrics: Metrics) {
+    this.outage = new CountOutage(metrics, 'the primary counts again');
     process.on('message', (message: unknown) => {
       if (!isMessage<CountedMessage>(message, COUNTED)) return;
       this.waiting.get(message.id)?.(message.record);
@@ -68,28 +64,17 @@ export class ClusterThrottlerStorage implements ThrottlerStorage {
   increment(...hit: IncrementArguments): Promise<ThrottlerStorageRecord> {
     const id = this.nextId++;
     return new Promise((resolve) => {
-      const answered = (record: ThrottlerStorageRecord): void => {
-        clearTimeout(timer);
-        this.waiting.delete(id);
-        if (this.failing) {
-          this.failing = false;
-          this.logger.log('the primary counts again: requests are limited again');
-        }
-        resolve(record);
-      };
       const timer = setTimeout(() => {
         this.waiting.delete(id);
-        this.metrics.rateLimitStoreFailed();
-        if (!this.failing) {
-          this.failing = true;
-          this.logger.warn(
-            `the primary did not count a request in ${CLUSTER_COUNT_TIMEOUT_MS} ms: requests are not limited until it does`,
-          );
-        }
         const [, ttl] = hit;
-        resolve({ totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 });
-      }, CLUSTER_COUNT_TIMEOUT_MS);
-      this.waiting.set(id, answered);
+        resolve(this.outage.uncounted(ttl, `the primary did not count a request in ${COUNT_TIMEOUT_MS} ms`));
+      }, COUNT_TIMEOUT_MS);
+      this.waiting.set(id, (record) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        this.outage.counted();
+        resolve(record);
+      });
       process.send?.({ type: HIT, id, hit } satisfies HitMessage);
     });
   }

@@ -1,12 +1,8 @@
-import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import Redis from 'ioredis';
 import type { Metrics } from '../metrics/metrics';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
-
-/** How long a request waits for the count at most: past it, it is not limited (see below). */
-export const RATE_LIMIT_STORE_TIMEOUT_MS = 500;
+import { COUNT_TIMEOUT_MS, CountOutage, type ThrottlerStorageRecord } from './count-outage';
 
 /**
  * One count per token and window for every process that shares it: INCR, and the window's
@@ -30,25 +26,20 @@ return { hits, ttl }
  * (@nest-lab/throttler-storage-redis) does not declare Nest 12 among its peers, and the whole
  * job is the script above over ioredis.
  *
- * While Redis does not answer (down, unreachable, slower than RATE_LIMIT_STORE_TIMEOUT_MS),
- * requests are not limited: a limiter that fails should not take the service down with it.
- * The outage is logged once when it starts and once when it ends, and each request that went
- * uncounted is counted in `plant_store_rate_limit_store_errors_total`. Commands are never
- * queued while disconnected: they fail at once, and ioredis reconnects in the background.
+ * While Redis does not answer (down, unreachable, slower than COUNT_TIMEOUT_MS),
+ * requests are let through uncounted (CountOutage). Commands are never queued while
+ * disconnected: they fail at once, and ioredis reconnects in the background.
  */
 export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('RateLimit');
   private readonly redis: Redis;
-  private failing = false;
+  private readonly outage: CountOutage;
 
-  constructor(
-    url: string,
-    private readonly metrics: Metrics,
-  ) {
+  constructor(url: string, metrics: Metrics) {
+    this.outage = new CountOutage(metrics, 'the rate limit store answers again');
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: RATE_LIMIT_STORE_TIMEOUT_MS,
+      commandTimeout: COUNT_TIMEOUT_MS,
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
       lazyConnect: false,
@@ -86,22 +77,15 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
         number,
         number,
       ];
-      if (this.failing) {
-        this.failing = false;
-        this.logger.log('the rate limit store answers again: requests are limited again');
-      }
+      this.outage.counted();
       const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
       const isBlocked = hits > limit;
       return { totalHits: hits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
     } catch (error) {
-      this.metrics.rateLimitStoreFailed();
-      if (!this.failing) {
-        this.failing = true;
-        this.logger.warn(
-          `the rate limit store (RATE_LIMIT_REDIS_URL) does not answer (${(error as Error).message}): requests are not limited until it does`,
-        );
-      }
-      return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+      return this.outage.uncounted(
+        ttl,
+        `the rate limit store (RATE_LIMIT_REDIS_URL) does not answer (${(error as Error).message})`,
+      );
     }
   }
 
