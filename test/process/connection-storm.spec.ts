@@ -5,6 +5,7 @@ import { jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { freshDatabase, type TestDatabase } from '../support/databases';
+import { createRequest } from '../support/raw-http';
 import { createToken, startServer, stopServer } from '../support/server-process';
 
 jest.setTimeout(60_000);
@@ -45,7 +46,6 @@ describe('a connection storm', () => {
       const before = listenOverflows();
       let resumedAt = 0;
       const answers = Array.from({ length: STORM }, (_, i) => {
-        const body = `{"id":${i},"name":"storm"}`;
         return new Promise<{ status: string; ms: number }>((resolve) => {
           const socket = connect(server.port, '127.0.0.1');
           let reply = '';
@@ -57,10 +57,7 @@ describe('a connection storm', () => {
               socket.destroy();
             }
           });
-          socket.write(
-            `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n` +
-              `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-          );
+          socket.write(createRequest(token, i, 'storm', 'close'));
         });
       });
       // Long enough for every handshake to reach the kernel's queues.

@@ -4,7 +4,7 @@
 import { jest } from '@jest/globals';
 import type { Socket } from 'node:net';
 import { freshDatabase, type TestDatabase } from '../support/databases';
-import { replyBody } from '../support/raw-http';
+import { answerEnd, createRequest, replyBody } from '../support/raw-http';
 import { createToken, startServer, stopServer } from '../support/server-process';
 import { open, sleep, timed } from '../support/sockets';
 
@@ -24,23 +24,13 @@ describe('RATE_LIMIT with WORKERS=2 and no Redis', () => {
     await database.drop();
   });
 
-  const create = (token: string, id: number, connection: 'close' | 'keep-alive'): string => {
-    const body = `{"id":${id},"name":"counted"}`;
-    return (
-      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: ${connection}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
-    );
-  };
-
   /** Sends one request on `socket` and resolves with its whole answer. */
   const exchange = (socket: Socket, request: string): Promise<string> =>
     new Promise((resolve) => {
       let reply = '';
       const onData = (chunk: Buffer): void => {
         reply += chunk.toString('utf8');
-        const headersEnd = reply.indexOf('\r\n\r\n');
-        const length = /\r\ncontent-length: (\d+)\r\n/i.exec(reply);
-        if (headersEnd >= 0 && length !== null && reply.length >= headersEnd + 4 + Number(length[1])) {
+        if (answerEnd(reply) !== -1) {
           socket.off('data', onData);
           resolve(reply);
         }
@@ -56,7 +46,7 @@ describe('RATE_LIMIT with WORKERS=2 and no Redis', () => {
       // A connection each: the primary hands new connections to the workers in turn.
       const replies: string[] = [];
       for (let id = 1; id <= 30; id++)
-        replies.push(await exchange(await open(server.port), create(token, id, 'close')));
+        replies.push(await exchange(await open(server.port), createRequest(token, id, 'counted', 'close')));
       const statuses = replies.map((reply) => reply.split('\r\n')[0]);
       expect(statuses.filter((status) => status === 'HTTP/1.1 200 OK')).toHaveLength(10);
       const refused = replies.filter((reply) => reply.startsWith('HTTP/1.1 400'));
@@ -86,12 +76,16 @@ describe('RATE_LIMIT with WORKERS=2 and no Redis', () => {
     const server = await startServer({ DATABASE_URL: database.url, WORKERS: '2', RATE_LIMIT: '1000' });
     try {
       const socket = await open(server.port);
-      expect((await exchange(socket, create(token, 100, 'keep-alive'))).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+      expect((await exchange(socket, createRequest(token, 100, 'counted', 'keep-alive'))).split('\r\n')[0]).toBe(
+        'HTTP/1.1 200 OK',
+      );
       // A stopped primary accepts nothing, so the kept-alive connection is the way in.
       server.child.kill('SIGSTOP');
       try {
         for (const id of [101, 102]) {
-          const { value: reply, ms } = await timed(() => exchange(socket, create(token, id, 'keep-alive')));
+          const { value: reply, ms } = await timed(() =>
+            exchange(socket, createRequest(token, id, 'counted', 'keep-alive')),
+          );
           expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
           expect(ms).toBeGreaterThanOrEqual(400);
           expect(ms).toBeLessThan(2_000);
@@ -99,7 +93,9 @@ describe('RATE_LIMIT with WORKERS=2 and no Redis', () => {
       } finally {
         server.child.kill('SIGCONT');
       }
-      expect((await exchange(socket, create(token, 103, 'keep-alive'))).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+      expect((await exchange(socket, createRequest(token, 103, 'counted', 'keep-alive'))).split('\r\n')[0]).toBe(
+        'HTTP/1.1 200 OK',
+      );
       await sleep(100);
       const lines = server.output().split('\n');
       expect(lines.filter((line) => line.includes('the primary did not count'))).toHaveLength(1);

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
 import { createToken, startServer } from '../support/server-process';
-import { rawRequest, replyBody } from '../support/raw-http';
+import { answerEnd, createRequest, rawRequest, replyBody } from '../support/raw-http';
 import { open, sleep, timed } from '../support/sockets';
 
 jest.setTimeout(60_000);
@@ -67,25 +67,20 @@ describe('graceful shutdown under load', () => {
       let pending = Buffer.alloc(0);
       let outstanding = false;
       const send = (): void => {
-        const body = `{"id":${id++},"name":"drained"}`;
         outstanding = true;
-        socket.write(
-          `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
-            `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-        );
+        socket.write(createRequest(token, id++, 'drained'));
       };
       socket.on('connect', send);
       socket.on('data', (chunk: Buffer) => {
         pending = Buffer.concat([pending, chunk]);
         for (;;) {
           const text = pending.toString('latin1');
+          const end = answerEnd(text);
+          if (end === -1) return;
           const headEnd = text.indexOf('\r\n\r\n');
-          if (headEnd === -1) return;
-          const length = Number(/\r\ncontent-length: (\d+)/i.exec(text.slice(0, headEnd))?.[1] ?? 0);
-          if (pending.length < headEnd + 4 + length) return;
           const head = text.slice(0, headEnd);
-          const body = text.slice(headEnd + 4, headEnd + 4 + length);
-          pending = pending.subarray(headEnd + 4 + length);
+          const body = text.slice(headEnd + 4, end);
+          pending = pending.subarray(end);
           outstanding = false;
           client.answers.push(head.startsWith('HTTP/1.1 200') ? 200 : (JSON.parse(body) as { error: number }).error);
           if (/\r\nconnection: close/i.test(head)) return;
@@ -118,13 +113,6 @@ describe('graceful shutdown under load', () => {
   it('answers 503 with Connection: close to a request sent on a kept-alive connection once the drain has begun', async () => {
     const token = await createToken(database.url, 'drain-kept-alive');
     const server = await startServer({ DATABASE_URL: database.url });
-    const create = (id: number): string => {
-      const body = `{"id":${id},"name":"kept"}`;
-      return (
-        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
-      );
-    };
     // Each connection: one create answered and kept alive, then, once the drain has begun, one more.
     const connections = await Promise.all(
       Array.from({ length: 8 }, async (_, i) => {
@@ -136,7 +124,7 @@ describe('graceful shutdown under load', () => {
           socket.on('close', () => resolve(error));
         });
         socket.on('data', (chunk: Buffer) => received.push(chunk));
-        socket.write(create(2_000 + i));
+        socket.write(createRequest(token, 2_000 + i, 'kept'));
         while (!Buffer.concat(received).includes('"name":"kept"}')) await sleep(10);
         received.length = 0;
         return { socket, received, closed, id: 3_000 + i };
@@ -144,7 +132,7 @@ describe('graceful shutdown under load', () => {
     );
     server.child.kill('SIGTERM');
     while (!server.output().includes('finishing requests in flight')) await sleep(5);
-    for (const { socket, id } of connections) socket.write(create(id));
+    for (const { socket, id } of connections) socket.write(createRequest(token, id, 'kept'));
     const outcomes = await Promise.all(
       connections.map(async ({ received, closed }) => {
         const error = await closed;
@@ -209,14 +197,6 @@ describe('graceful shutdown as orchestrators see it', () => {
       body: JSON.stringify({ id, name: 'rolling' }),
     });
 
-  const createRequest = (token: string, id: number): string => {
-    const body = `{"id":${id},"name":"rolling"}`;
-    return (
-      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
-    );
-  };
-
   it('with SHUTDOWN_DELAY: not ready at once, serving normally (new connections too) for the delay, then drained, exit 0', async () => {
     const token = await createToken(database.url, 'delayed');
     const server = await startServer({ DATABASE_URL: database.url, SHUTDOWN_DELAY: '1.5' });
@@ -238,12 +218,12 @@ describe('graceful shutdown as orchestrators see it', () => {
     expect(during.length).toBeGreaterThan(5);
     expect(during.every((status) => status === 200)).toBe(true);
     // The log says the drain has begun only once it has: a create sent after reading it is refused.
-    keptAlive.write(createRequest(token, 19_999));
+    keptAlive.write(createRequest(token, 19_999, 'rolling'));
     while (!Buffer.concat(received).includes('"name":"rolling"}')) await sleep(10);
     received.length = 0;
     while (!server.output().includes('finishing requests in flight')) await sleep(5);
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(1_500);
-    keptAlive.write(createRequest(token, 20_000));
+    keptAlive.write(createRequest(token, 20_000, 'rolling'));
     await new Promise((resolve) => keptAlive.once('close', resolve));
     const refused = Buffer.concat(received).toString('utf8');
     expect(refused.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
