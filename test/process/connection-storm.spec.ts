@@ -69,8 +69,8 @@ describe('a connection storm', () => {
       expect(overflows).toBe(0);
       expect(outcomes.filter((outcome) => outcome.status !== 'HTTP/1.1 200 OK')).toEqual([]);
       // Every connection was queued (no overflow, so no SYN retry); the last answer waits only
-      // for the creates before it, which PostgreSQL through a pooler on a busy machine takes
-      // seconds to commit.
+      // for the creates before it, which PostgreSQL on a busy machine can take over a second to
+      // commit.
       expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(5_000);
     } finally {
       server.child.kill('SIGCONT');
