@@ -48,7 +48,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     }
     let record: TokenRecord | undefined;
     try {
-      record = await traced('token lookup', () => this.lookUp(token));
+      record = await this.lookUp(token);
     } catch (error) {
       this.metrics.tokenLookedUp('unavailable');
       throw error;
@@ -65,7 +65,9 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     let pending = this.thisTurn.get(token);
     if (pending === undefined) {
       if (this.thisTurn.size === 0) setImmediate(() => this.thisTurn.clear());
-      pending = this.tokens.findByHash(hashToken(token));
+      // Traced where the store is read, once for the turn: a span per request that shares the
+      // read would cost as much as the read itself (see docs/performance.md).
+      pending = traced('token lookup', () => this.tokens.findByHash(hashToken(token)));
       this.thisTurn.set(token, pending);
     }
     return pending;

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../metrics/metrics';
-import { traced } from '../tracing/tracing';
 import type { NewPlant } from './dto/new-plant.dto';
 import type { Plant } from './dto/plant.dto';
 import type { PlantEntity } from './plant.entity';
@@ -28,7 +27,7 @@ export class PlantsService {
    */
   async create(plant: NewPlant): Promise<Plant> {
     const row: PlantEntity = { id: plant.id.toString(), name: plant.name, tag: plant.tag ?? null };
-    const outcome = await traced('create plant', () => this.store.create(row));
+    const outcome = await this.store.create(row);
     this.metrics.created(outcome);
     if (outcome === 'conflict') {
       throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
