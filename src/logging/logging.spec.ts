@@ -50,6 +50,33 @@ describe('the root logger', () => {
     }
   });
 
+  it('keeps up with turns that each log much (a storm of connections): one write takes all that waits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    try {
+      const file = join(dir, 'log');
+      const logger = createRootLogger('info', { fd: openSync(file, 'w'), bufferBytes: 2 * 1024 * 1024 });
+      // 20 long turns, each logging ~350 KB and then busy for 20 ms, as a loaded server's turn
+      // is: one write completes per turn, so each write must carry a turn's lines, not 16 KB
+      // (which would leave 7 MB waiting at the end, far past the 2 MB the logger may hold).
+      const turns = 20;
+      const perTurn = 1000;
+      for (let turn = 0; turn < turns; turn++) {
+        for (let i = 0; i < perTurn; i++) logger.info({ i: turn * perTurn + i, pad: 'x'.repeat(250) }, 'line');
+        for (const until = Date.now() + 20; Date.now() < until;);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await new Promise((resolve) => logger.flush(resolve));
+      const entries = readFileSync(file, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { msg: string; dropped?: number });
+      expect(entries.filter((entry) => entry.dropped !== undefined)).toEqual([]);
+      expect(entries.filter((entry) => entry.msg === 'line')).toHaveLength(turns * perTurn);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   /** What a logger in `format` writes to a file for one line. */
   function written(format: 'json' | 'pretty'): string {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));

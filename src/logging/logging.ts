@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics';
 
 /**
  * Log lines go to stdout off the event loop: pino's own destination (sonic-boom, asynchronous,
- * writes of up to 16 KB, whatever has gathered while the last one was under way), with a bound
+ * each write whatever has gathered while the last one was under way), with a bound
  * pino's default does not set: at most BUFFERED_LOG_BYTES wait. Past that, while nobody reads
  * stdout, lines are dropped and counted (in a line of their own once stdout drains) rather than
  * held in memory. A synchronous destination would instead stop every request whenever stdout
@@ -16,6 +16,14 @@ import type { Metrics } from '../metrics/metrics';
  * carries everything logged while the previous one was under way.
  */
 const BUFFERED_LOG_BYTES = 16 * 1024 * 1024;
+/**
+ * The most one write carries. One write completes per turn of the event loop, and under a storm
+ * of connections a turn can take a tenth of a second or more: with sonic-boom's default (16 KB)
+ * the log then fell behind what the requests wrote and dropped lines even into a file. Large
+ * enough for whatever a long turn logs; bounded, because each write copies what it carries into
+ * one buffer.
+ */
+const MAX_LOG_WRITE_BYTES = 4 * 1024 * 1024;
 /** How long a stopping process waits for its last log lines to reach stdout. */
 const LOG_FLUSH_DEADLINE_MS = 2_000;
 
@@ -75,6 +83,7 @@ export function createRootLogger(
     // 0, sonic-boom's flush(cb) calls back at once, even with a write under way: exitAfterLogs
     // would then exit before it, and lose it.
     minLength: 1,
+    maxWrite: MAX_LOG_WRITE_BYTES,
     // Lines wait as buffers, not as one growing string: in its default mode sonic-boom measures
     // the waiting string's bytes on every write, which copies all of it again, line after line
     // (the largest single allocation of a create; see docs/performance-log.md).
