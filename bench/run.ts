@@ -13,9 +13,16 @@
  *   postgres-stock  the same with FAST_PATH=off
  *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
  *                 pgbouncer is not installed)
+ *   storm-1000, storm-3000  the service as `sqlite`, with 1,000 or 3,000 connections that wrk
+ *                 opens at once at the start of each run: what a fleet's clients do when they all
+ *                 reconnect (a rolling restart); the kernel's listen overflows during the measured
+ *                 run are counted (/proc/net/netstat: system-wide, so keep the machine quiet)
  *   express-echo  bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
  *   node-sqlite   bench/references/node-sqlite.ts: node:http + better-sqlite3, the whole job,
  *                 one transaction (one fsync) per request
+ *   node-sqlite-group  bench/references/node-sqlite-group.ts: the same with the service's group
+ *                 commit (one transaction per event-loop turn): the same durability with no
+ *                 framework, the limit of this stack
  *   node-pg       bench/references/node-pg.ts: node:http + pg (pool 10), one autocommit INSERT
  *                 per request
  *   nest-sqlite   bench/references/nest-sqlite.ts: the service's own pieces at their plainest
@@ -25,19 +32,18 @@
  *
  * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
  * on the same cores as the server and so understates everything; the run says which. Every
- * target gets POST /plants with unique ids, 1 thread, 32 connections. Settings: BENCH_DURATION
- * (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS (the service's processes, 1),
+ * target gets POST /plants with unique ids, 1 thread, 32 connections (the storms their own).
+ * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS (the service's processes, 1),
  * BENCH_TARGETS (comma list, default all), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`).
  * Figures are printed as a table and written to bench/results/latest.json.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -61,8 +67,17 @@ const SERVICE_TARGETS = [
   'postgres',
   'postgres-stock',
   'postgres-pgbouncer',
+  'storm-1000',
+  'storm-3000',
 ] as const;
-const ALL_TARGETS = [...SERVICE_TARGETS, 'express-echo', 'node-sqlite', 'node-pg', 'nest-sqlite'] as const;
+const ALL_TARGETS = [
+  ...SERVICE_TARGETS,
+  'express-echo',
+  'node-sqlite',
+  'node-sqlite-group',
+  'node-pg',
+  'nest-sqlite',
+] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
 type Store = 'sqlite' | 'postgres' | 'none';
 
@@ -74,8 +89,11 @@ const STORE: Record<TargetName, Store> = {
   postgres: 'postgres',
   'postgres-stock': 'postgres',
   'postgres-pgbouncer': 'postgres',
+  'storm-1000': 'sqlite',
+  'storm-3000': 'sqlite',
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
+  'node-sqlite-group': 'sqlite',
   'node-pg': 'postgres',
   'nest-sqlite': 'sqlite',
 };
@@ -84,7 +102,10 @@ interface Figures {
   createsPerSecond: number;
   p50: number;
   p99: number;
+  p999: number;
   errors: number;
+  /** The kernel's ListenOverflows during the measured run: SYNs dropped for a full accept queue. */
+  listenOverflows: number;
   peakRssMb: number;
   /** Requests answered but missing from the service's log (it keeps up, or it is not doing its job). */
   lostLogLines: number;
@@ -96,10 +117,6 @@ const REQUEST_LINE = '"msg":"request completed"';
 interface Started {
   child: ChildProcess;
   port: number;
-  /** The request lines the process has written to stdout so far. */
-  requestLines: () => number;
-  /** Resolves once its stdout has ended: every line it wrote has been counted. */
-  stdoutClosed: Promise<unknown>;
 }
 
 function hasWrk(): boolean {
@@ -110,6 +127,25 @@ const LOAD: 'wrk' | 'autocannon' =
 
 function isService(target: TargetName): boolean {
   return (SERVICE_TARGETS as readonly string[]).includes(target);
+}
+
+/** The storms' connection counts are in their names; every other target gets BENCH_CONNECTIONS. */
+function connectionsFor(target: TargetName): number {
+  const storm = /^storm-(\d+)$/.exec(target);
+  return storm === null ? CONNECTIONS : Number(storm[1]);
+}
+
+/** The kernel's count of connections it dropped because a listening socket's queue was full. */
+function listenOverflows(): number {
+  try {
+    const [names, values] = readFileSync('/proc/net/netstat', 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('TcpExt:'))
+      .map((line) => line.split(/\s+/));
+    return Number(values[names.indexOf('ListenOverflows')]);
+  } catch {
+    return NaN; // not Linux: printed as such
+  }
 }
 
 /**
@@ -132,6 +168,8 @@ function commandFor(target: TargetName): string[] {
       return [...TS_NODE, join(ROOT, 'bench/references/express-echo.ts')];
     case 'node-sqlite':
       return [...TS_NODE, join(ROOT, 'bench/references/node-sqlite.ts')];
+    case 'node-sqlite-group':
+      return [...TS_NODE, join(ROOT, 'bench/references/node-sqlite-group.ts')];
     case 'node-pg':
       return [...TS_NODE, join(ROOT, 'bench/references/node-pg.ts')];
     case 'nest-sqlite':
@@ -155,38 +193,53 @@ function rssOfTree(pid: number): number {
   return total;
 }
 
-function start(target: TargetName, env: Record<string, string>): Promise<Started> {
+/** How many request lines a log file holds, read in pieces (a storm's log is large). */
+function requestLinesIn(file: string): number {
+  const fd = openSync(file, 'r');
+  const chunk = Buffer.alloc(1 << 20);
+  let count = 0;
+  let tail = '';
+  try {
+    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) {
+      const text = tail + chunk.toString('latin1', 0, read);
+      for (let at = text.indexOf(REQUEST_LINE); at !== -1; at = text.indexOf(REQUEST_LINE, at + 1)) count++;
+      tail = text.slice(1 - REQUEST_LINE.length);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return count;
+}
+
+/**
+ * Starts a target with its stdout in `logFile`: a file, not a pipe, because a pipe is only as
+ * fast as this process reads it, and under a storm this process shares the cores with the server
+ * and wrk: the service would drop lines it could not write (as it does when stdout is not read),
+ * which is the bench's limit, not the service's.
+ */
+async function start(target: TargetName, env: Record<string, string>, logFile: string): Promise<Started> {
+  const out = openSync(logFile, 'w');
   const child = spawn(process.execPath, commandFor(target), {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', out, 'inherit'],
   });
-  const stdoutClosed = once(child.stdout, 'close');
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`${target} did not start`)), 30_000);
-    child.on('exit', (code) => reject(new Error(`${target} exited with ${code}`)));
-    child.stdout.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      // The public port: the service's "listening" line, or a reference's {"port":N} (the
-      // service says its metrics port first, when it has one).
-      const match = /"port":(\d+)(?:,"msg":"Plant Store listening|\})/.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        // Keep draining stdout (the service logs a line per request), counting request lines
-        // without keeping them; `tail` carries a line cut between two chunks.
-        let lines = 0;
-        let tail = '';
-        child.stdout.removeAllListeners('data');
-        child.stdout.on('data', (more: Buffer) => {
-          const text = tail + more.toString('latin1');
-          lines += text.split(REQUEST_LINE).length - 1;
-          tail = text.slice(1 - REQUEST_LINE.length);
-        });
-        resolve({ child, port: Number(match[1]), requestLines: () => lines, stdoutClosed });
-      }
-    });
-  });
+  closeSync(out);
+  let exited: number | null | undefined;
+  child.on('exit', (code) => (exited = code));
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+    if (exited !== undefined) throw new Error(`${target} exited with ${exited}`);
+    // The public port: the service's "listening" line, or a reference's {"port":N} (the
+    // service says its metrics port first, when it has one).
+    const match = /"port":(\d+)(?:,"msg":"Plant Store listening|\})/.exec(readFileSync(logFile, 'latin1'));
+    if (match) {
+      child.removeAllListeners('exit');
+      return { child, port: Number(match[1]) };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${target} did not start`);
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -218,9 +271,9 @@ request = function()
 end
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('\\nBENCH_JSON {"requests":%d,"durationUs":%d,"errors":%d,"p50Us":%d,"p99Us":%d}\\n',
+  io.write(string.format('\\nBENCH_JSON {"requests":%d,"durationUs":%d,"errors":%d,"p50Us":%d,"p99Us":%d,"p999Us":%d}\\n',
     summary.requests, summary.duration, e.connect + e.read + e.write + e.status + e.timeout,
-    latency:percentile(50), latency:percentile(99)))
+    latency:percentile(50), latency:percentile(99), latency:percentile(99.9)))
 end
 `;
 
@@ -230,13 +283,26 @@ interface Load {
   errors: number;
   p50: number;
   p99: number;
+  p999: number;
 }
 
 /** wrk runs as a child process, so this process keeps sampling the server's memory meanwhile. */
-function driveWrk(port: number, token: string, seconds: number, script: string): Promise<Load> {
+function driveWrk(port: number, token: string, seconds: number, script: string, connections: number): Promise<Load> {
   const child = spawn(
     'wrk',
-    ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}/plants`],
+    // A request slower than wrk's default timeout (2 s) would be counted as an error and left
+    // out of the latencies: the storms' tails are what is measured, so wrk waits for 10 s.
+    [
+      '-t1',
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--timeout',
+      '10s',
+      '--latency',
+      '-s',
+      script,
+      `http://127.0.0.1:${port}/plants`,
+    ],
     { env: { ...process.env, BENCH_TOKEN: token, BENCH_ID_BASE: String(idBase()) }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -257,6 +323,7 @@ function driveWrk(port: number, token: string, seconds: number, script: string):
         errors: number;
         p50Us: number;
         p99Us: number;
+        p999Us: number;
       };
       resolve({
         ok: figures.requests - figures.errors,
@@ -264,16 +331,17 @@ function driveWrk(port: number, token: string, seconds: number, script: string):
         errors: figures.errors,
         p50: Math.round(figures.p50Us / 100) / 10,
         p99: Math.round(figures.p99Us / 100) / 10,
+        p999: Math.round(figures.p999Us / 100) / 10,
       });
     });
   });
 }
 
-async function driveAutocannon(port: number, token: string, seconds: number): Promise<Load> {
+async function driveAutocannon(port: number, token: string, seconds: number, connections: number): Promise<Load> {
   let next = idBase();
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
-    connections: CONNECTIONS,
+    connections,
     duration: seconds,
     requests: [
       {
@@ -293,6 +361,7 @@ async function driveAutocannon(port: number, token: string, seconds: number): Pr
     errors: result.errors + result.timeouts + result.non2xx,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    p999: result.latency.p99_9,
   };
 }
 
@@ -352,31 +421,42 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
       : undefined;
   const store = await freshStore(STORE[target], dir, pooler);
-  const { child, port, requestLines, stdoutClosed } = await start(target, {
-    DATABASE_URL: store.url,
-    WORKERS,
-    ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
-    ...(target === 'sqlite-stock' || target === 'postgres-stock' ? { FAST_PATH: 'off' } : {}),
-    ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
-  });
+  const logFile = join(dir, 'stdout.log');
+  const { child, port } = await start(
+    target,
+    {
+      DATABASE_URL: store.url,
+      WORKERS,
+      ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
+      ...(target === 'sqlite-stock' || target === 'postgres-stock' ? { FAST_PATH: 'off' } : {}),
+      ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
+    },
+    logFile,
+  );
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
+  const connections = connectionsFor(target);
   const drive = (seconds: number): Promise<Load> =>
-    LOAD === 'wrk' ? driveWrk(port, store.token, seconds, script) : driveAutocannon(port, store.token, seconds);
+    LOAD === 'wrk'
+      ? driveWrk(port, store.token, seconds, script, connections)
+      : driveAutocannon(port, store.token, seconds, connections);
   try {
     const warmUp = await drive(2); // JIT, caches, connections
+    const overflowsBefore = listenOverflows();
     const load = await drive(DURATION);
+    const overflows = listenOverflows() - overflowsBefore;
     clearInterval(sampler);
     await stop(child);
-    await stdoutClosed;
     const answered = warmUp.ok + warmUp.errors + load.ok + load.errors;
     return {
       createsPerSecond: load.ok / load.seconds,
       p50: load.p50,
       p99: load.p99,
+      p999: load.p999,
       errors: load.errors,
+      listenOverflows: overflows,
       peakRssMb: Math.round(peak / 1024 / 1024),
-      lostLogLines: isService(target) ? Math.max(0, answered - requestLines()) : 0,
+      lostLogLines: isService(target) ? Math.max(0, answered - requestLinesIn(logFile)) : 0,
     };
   } finally {
     clearInterval(sampler);
@@ -438,7 +518,8 @@ async function main(): Promise<void> {
       rounds[target].push(figures);
       process.stdout.write(
         `round ${round} ${target.padEnd(12)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
-          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  errors ${figures.errors}  peak RSS ${figures.peakRssMb} MB` +
+          `p50 ${figures.p50} ms  p99 ${figures.p99} ms  p99.9 ${figures.p999} ms  errors ${figures.errors}  ` +
+          `listen overflows ${figures.listenOverflows}  peak RSS ${figures.peakRssMb} MB` +
           (isService(target) ? `  log lines lost ${figures.lostLogLines}\n` : '\n'),
       );
     }
@@ -453,7 +534,9 @@ async function main(): Promise<void> {
           createsPerSecond: Math.round(median(list.map((f) => f.createsPerSecond))),
           p50: Number(median(list.map((f) => f.p50)).toFixed(2)),
           p99: Number(median(list.map((f) => f.p99)).toFixed(2)),
+          p999: Number(median(list.map((f) => f.p999)).toFixed(2)),
           errors: list.reduce((sum, f) => sum + f.errors, 0),
+          listenOverflows: list.reduce((sum, f) => sum + f.listenOverflows, 0),
           peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
           lostLogLines: list.reduce((sum, f) => sum + f.lostLogLines, 0),
         },
@@ -468,6 +551,9 @@ async function main(): Promise<void> {
     ['sqlite-metrics / sqlite', 'sqlite-metrics', 'sqlite'],
     ['sqlite-tracing / sqlite', 'sqlite-tracing', 'sqlite'],
     ['sqlite / node-sqlite', 'sqlite', 'node-sqlite'],
+    ['sqlite / node-sqlite-group', 'sqlite', 'node-sqlite-group'],
+    ['storm-1000 / sqlite', 'storm-1000', 'sqlite'],
+    ['storm-3000 / sqlite', 'storm-3000', 'sqlite'],
     ['sqlite / nest-sqlite', 'sqlite', 'nest-sqlite'],
     ['sqlite-stock / nest-sqlite', 'sqlite-stock', 'nest-sqlite'],
     ['sqlite / sqlite-stock', 'sqlite', 'sqlite-stock'],
@@ -491,16 +577,16 @@ async function main(): Promise<void> {
   );
 
   const lines = [
-    `| target | creates/s | p50 ms | p99 ms | errors | peak RSS MB |`,
-    `|---|---|---|---|---|---|`,
+    `| target | connections | creates/s | p50 ms | p99 ms | p99.9 ms | errors | listen overflows | peak RSS MB |`,
+    `|---|---|---|---|---|---|---|---|---|`,
     ...targets.map((target) => {
       const f = summary[target]!;
       const label = isService(target) ? `${target} (WORKERS=${WORKERS})` : target;
-      return `| ${label} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.errors} | ${f.peakRssMb} |`;
+      return `| ${label} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ${f.peakRssMb} |`;
     }),
   ];
   process.stdout.write(
-    `\n${LOAD}, medians of ${ROUNDS} interleaved rounds, ${DURATION} s each, ${CONNECTIONS} connections, every 200 durable; ` +
+    `\n${LOAD}, medians of ${ROUNDS} interleaved rounds (errors and listen overflows: their sums), ${DURATION} s each, every 200 durable; ` +
       `service: node ${[...SERVICE_NODE_ARGS, 'dist/main.js'].join(' ')}:\n` +
       `${lines.join('\n')}\n` +
       Object.entries(ratios)
