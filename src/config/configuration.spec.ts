@@ -16,7 +16,7 @@ describe('loadConfig', () => {
       workers: 1,
       trustProxy: false,
       shutdownDelayMs: 0,
-      maxInFlight: 1024,
+      maxInFlight: 4096,
       fastPath: true,
     });
     expect(config.metrics).toBeUndefined();

@@ -81,7 +81,7 @@ export const DEFAULTS = {
   OTEL_EXPORTER_OTLP_ENDPOINT: '',
   OTEL_SERVICE_NAME: 'plant-store',
   SHUTDOWN_DELAY: '0',
-  MAX_IN_FLIGHT: '1024',
+  MAX_IN_FLIGHT: '4096',
   FAST_PATH: 'on',
 } as const;
 

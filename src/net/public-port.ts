@@ -11,7 +11,7 @@ import { listen as listenOn } from './listen';
  * them), each turn accepts from each, and each has its own queue (docs/decisions.md, Limits;
  * test/process/connection-storm.spec.ts).
  */
-export const PUBLIC_LISTENERS = 32;
+export const PUBLIC_LISTENERS = 512;
 
 /**
  * The public port: the HTTP server's own listening socket, and PUBLIC_LISTENERS - 1 more on the
