@@ -6,30 +6,12 @@
  * once it is committed, with the duplicate rule decided inside that transaction. It opens a store
  * that the service's migrations created. Prints {"port": N} once listening.
  */
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
-import { parse } from 'lossless-json';
+import { bearerHash, created, fail, type PlainPlant, readPlant, withBody } from './plain-create';
+import { db, findPlant, findToken, insert } from './plain-sqlite';
 
-const path = (process.env.DATABASE_URL ?? '').replace(/^sqlite:/, '');
-const db = new Database(path, { timeout: 5000 });
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
-const findToken = db.prepare<[string], { revoked_at: string | null }>(
-  'SELECT revoked_at FROM api_token WHERE token_hash = ?',
-);
-const insert = db.prepare('INSERT INTO plant (id, name, tag) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
-const findPlant = db.prepare<[bigint], { name: string; tag: string | null }>(
-  'SELECT name, tag FROM plant WHERE id = ?',
-);
-const MIN = -(2n ** 63n);
-const MAX = 2n ** 63n - 1n;
-
-interface Create {
-  id: bigint;
-  name: string;
-  tag: string | null;
+interface Create extends PlainPlant {
   response: ServerResponse;
 }
 
@@ -49,53 +31,23 @@ function commit(): void {
   const batch = waiting;
   waiting = [];
   const written = commitBatch(batch);
-  batch.forEach(({ name, tag, response }, i) => {
-    if (!written[i]) return fail(response, 409, 'Conflict');
-    const out = JSON.stringify(tag === null ? { name } : { name, tag });
-    response.writeHead(200, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(out),
-    });
-    response.end(out);
-  });
-}
-
-function fail(response: ServerResponse, error: number, message: string): void {
-  const body = JSON.stringify({ error, message });
-  response.writeHead(400, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-  });
-  response.end(body);
+  batch.forEach((create, i) =>
+    written[i] ? created(create.response, create) : fail(create.response, 409, 'Conflict'),
+  );
 }
 
 function handle(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
-  if (request.url !== '/plants') return fail(response, 404, 'Not found');
-  if (request.method !== 'POST') return fail(response, 405, 'Method not allowed');
-  const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-  const row = token === undefined ? undefined : findToken.get(createHash('sha256').update(token).digest('hex'));
+  const hash = bearerHash(request, response);
+  if (hash === undefined) return;
+  const row = findToken.get(hash);
   if (row === undefined || row.revoked_at !== null) return fail(response, 401, 'Unauthorized');
-  if (!/^application\/json\b/.test(request.headers['content-type'] ?? '')) return fail(response, 415, 'Unsupported');
-  let body: unknown;
-  try {
-    body = parse(raw.toString('utf8'), null, (text) => (/^-?\d+$/.test(text) ? BigInt(text) : Number(text)));
-  } catch {
-    return fail(response, 400, 'Malformed JSON');
-  }
-  const plant = body as { id?: unknown; name?: unknown; tag?: unknown };
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(response, 400, 'Not an object');
-  if (typeof plant.id !== 'bigint' || plant.id < MIN || plant.id > MAX) return fail(response, 400, 'Bad id');
-  if (typeof plant.name !== 'string') return fail(response, 400, 'Bad name');
-  if (plant.tag !== undefined && typeof plant.tag !== 'string') return fail(response, 400, 'Bad tag');
+  const plant = readPlant(request, response, raw);
+  if (plant === undefined) return;
   if (waiting.length === 0) setImmediate(commit);
-  waiting.push({ id: plant.id, name: plant.name, tag: plant.tag ?? null, response });
+  waiting.push({ ...plant, response });
 }
 
-const server = createServer((request, response) => {
-  const chunks: Buffer[] = [];
-  request.on('data', (chunk: Buffer) => chunks.push(chunk));
-  request.on('end', () => handle(request, response, Buffer.concat(chunks)));
-});
+const server = createServer(withBody(handle));
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
 });

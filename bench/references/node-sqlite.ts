@@ -4,71 +4,26 @@
  * validation, durable insert (WAL, synchronous=FULL), the duplicate rule, the Error body.
  * It opens a store that the service's migrations created. Prints {"port": N} once listening.
  */
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
-import { parse } from 'lossless-json';
-
-const path = (process.env.DATABASE_URL ?? '').replace(/^sqlite:/, '');
-const db = new Database(path, { timeout: 5000 });
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
-const findToken = db.prepare<[string], { revoked_at: string | null }>(
-  'SELECT revoked_at FROM api_token WHERE token_hash = ?',
-);
-const insert = db.prepare('INSERT INTO plant (id, name, tag) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
-const findPlant = db.prepare<[bigint], { name: string; tag: string | null }>(
-  'SELECT name, tag FROM plant WHERE id = ?',
-);
-const MIN = -(2n ** 63n);
-const MAX = 2n ** 63n - 1n;
-
-function fail(response: ServerResponse, error: number, message: string): void {
-  const body = JSON.stringify({ error, message });
-  response.writeHead(400, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-  });
-  response.end(body);
-}
+import { bearerHash, created, fail, readPlant, withBody } from './plain-create';
+import { findPlant, findToken, insert } from './plain-sqlite';
 
 function handle(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
-  if (request.url !== '/plants') return fail(response, 404, 'Not found');
-  if (request.method !== 'POST') return fail(response, 405, 'Method not allowed');
-  const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-  const row = token === undefined ? undefined : findToken.get(createHash('sha256').update(token).digest('hex'));
+  const hash = bearerHash(request, response);
+  if (hash === undefined) return;
+  const row = findToken.get(hash);
   if (row === undefined || row.revoked_at !== null) return fail(response, 401, 'Unauthorized');
-  if (!/^application\/json\b/.test(request.headers['content-type'] ?? '')) return fail(response, 415, 'Unsupported');
-  let body: unknown;
-  try {
-    body = parse(raw.toString('utf8'), null, (text) => (/^-?\d+$/.test(text) ? BigInt(text) : Number(text)));
-  } catch {
-    return fail(response, 400, 'Malformed JSON');
-  }
-  const plant = body as { id?: unknown; name?: unknown; tag?: unknown };
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(response, 400, 'Not an object');
-  if (typeof plant.id !== 'bigint' || plant.id < MIN || plant.id > MAX) return fail(response, 400, 'Bad id');
-  if (typeof plant.name !== 'string') return fail(response, 400, 'Bad name');
-  if (plant.tag !== undefined && typeof plant.tag !== 'string') return fail(response, 400, 'Bad tag');
-  const tag = plant.tag ?? null;
-  if (insert.run(plant.id, plant.name, tag).changes === 0) {
+  const plant = readPlant(request, response, raw);
+  if (plant === undefined) return;
+  if (insert.run(plant.id, plant.name, plant.tag).changes === 0) {
     const stored = findPlant.get(plant.id);
-    if (stored?.name !== plant.name || stored.tag !== tag) return fail(response, 409, 'Conflict');
+    if (stored?.name !== plant.name || stored.tag !== plant.tag) return fail(response, 409, 'Conflict');
   }
-  const out = JSON.stringify(tag === null ? { name: plant.name } : { name: plant.name, tag });
-  response.writeHead(200, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(out),
-  });
-  response.end(out);
+  created(response, plant);
 }
 
-const server = createServer((request, response) => {
-  const chunks: Buffer[] = [];
-  request.on('data', (chunk: Buffer) => chunks.push(chunk));
-  request.on('end', () => handle(request, response, Buffer.concat(chunks)));
-});
+const server = createServer(withBody(handle));
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
 });
