@@ -8,14 +8,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { bearerHash, created, fail, readPlant, withBody } from './plain-create';
+import { created, fail, plantOf, withBody } from './plain-create';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 async function handle(request: IncomingMessage, response: ServerResponse, raw: Buffer, hashes: Set<string>) {
-  const hash = bearerHash(request, response);
-  if (hash === undefined) return;
-  if (!hashes.has(hash)) return fail(response, 401, 'Unauthorized');
-  const plant = readPlant(request, response, raw);
+  const plant = plantOf(request, response, raw, (hash) => hashes.has(hash));
   if (plant === undefined) return;
   const { name, tag } = plant;
   const id = plant.id.toString();

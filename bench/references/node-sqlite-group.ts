@@ -8,8 +8,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearerHash, created, fail, type PlainPlant, readPlant, withBody } from './plain-create';
-import { db, findPlant, findToken, insert } from './plain-sqlite';
+import { created, fail, type PlainPlant, plantOf, withBody } from './plain-create';
+import { activeToken, db, findPlant, insert } from './plain-sqlite';
 
 interface Create extends PlainPlant {
   response: ServerResponse;
@@ -37,11 +37,7 @@ function commit(): void {
 }
 
 function handle(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
-  const hash = bearerHash(request, response);
-  if (hash === undefined) return;
-  const row = findToken.get(hash);
-  if (row === undefined || row.revoked_at !== null) return fail(response, 401, 'Unauthorized');
-  const plant = readPlant(request, response, raw);
+  const plant = plantOf(request, response, raw, activeToken);
   if (plant === undefined) return;
   if (waiting.length === 0) setImmediate(commit);
   waiting.push({ ...plant, response });

@@ -6,15 +6,11 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearerHash, created, fail, readPlant, withBody } from './plain-create';
-import { findPlant, findToken, insert } from './plain-sqlite';
+import { created, fail, plantOf, withBody } from './plain-create';
+import { activeToken, findPlant, insert } from './plain-sqlite';
 
 function handle(request: IncomingMessage, response: ServerResponse, raw: Buffer): void {
-  const hash = bearerHash(request, response);
-  if (hash === undefined) return;
-  const row = findToken.get(hash);
-  if (row === undefined || row.revoked_at !== null) return fail(response, 401, 'Unauthorized');
-  const plant = readPlant(request, response, raw);
+  const plant = plantOf(request, response, raw, activeToken);
   if (plant === undefined) return;
   if (insert.run(plant.id, plant.name, plant.tag).changes === 0) {
     const stored = findPlant.get(plant.id);

@@ -34,7 +34,7 @@ export function created(response: ServerResponse, { name, tag }: PlainPlant): vo
 }
 
 /** The SHA-256 (hex) of the request's bearer token; undefined once a failure is answered. */
-export function bearerHash(request: IncomingMessage, response: ServerResponse): string | undefined {
+function bearerHash(request: IncomingMessage, response: ServerResponse): string | undefined {
   if (request.url !== '/plants') return void fail(response, 404, 'Not found');
   if (request.method !== 'POST') return void fail(response, 405, 'Method not allowed');
   const token = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
@@ -42,8 +42,24 @@ export function bearerHash(request: IncomingMessage, response: ServerResponse): 
   return createHash('sha256').update(token).digest('hex');
 }
 
+/**
+ * The plant a create carries, once its token is one `active` knows (by its SHA-256, hex);
+ * undefined once a failure is answered.
+ */
+export function plantOf(
+  request: IncomingMessage,
+  response: ServerResponse,
+  raw: Buffer,
+  active: (hash: string) => boolean,
+): PlainPlant | undefined {
+  const hash = bearerHash(request, response);
+  if (hash === undefined) return undefined;
+  if (!active(hash)) return void fail(response, 401, 'Unauthorized');
+  return readPlant(request, response, raw);
+}
+
 /** The plant a request's body holds (exact int64 id); undefined once a failure is answered. */
-export function readPlant(request: IncomingMessage, response: ServerResponse, raw: Buffer): PlainPlant | undefined {
+function readPlant(request: IncomingMessage, response: ServerResponse, raw: Buffer): PlainPlant | undefined {
   if (!/^application\/json\b/.test(request.headers['content-type'] ?? '')) {
     return void fail(response, 415, 'Unsupported');
   }
