@@ -33,8 +33,8 @@
  * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
  * on the same cores as the server and so understates everything; the run says which. Every
  * target gets POST /plants with unique ids, 1 thread, 32 connections (the storms their own).
- * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS (the service's processes, 1),
- * BENCH_TARGETS (comma list, default all), BENCH_LOAD (wrk or autocannon, to force one),
+ * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS
+ * (the service's processes, 1), BENCH_TARGETS (comma list, default all), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`).
  * Figures are printed as a table and written to bench/results/latest.json.
@@ -48,6 +48,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { listenOverflows } from '../scripts/listen-overflows.mjs';
 import { type PgBouncer, pgbouncerPath, startPgBouncer } from '../scripts/pgbouncer.mjs';
 
 const ROOT = join(__dirname, '..');
@@ -133,19 +134,6 @@ function isService(target: TargetName): boolean {
 function connectionsFor(target: TargetName): number {
   const storm = /^storm-(\d+)$/.exec(target);
   return storm === null ? CONNECTIONS : Number(storm[1]);
-}
-
-/** The kernel's count of connections it dropped because a listening socket's queue was full. */
-function listenOverflows(): number {
-  try {
-    const [names, values] = readFileSync('/proc/net/netstat', 'utf8')
-      .split('\n')
-      .filter((line) => line.startsWith('TcpExt:'))
-      .map((line) => line.split(/\s+/));
-    return Number(values[names.indexOf('ListenOverflows')]);
-  } catch {
-    return NaN; // not Linux: printed as such
-  }
 }
 
 /**

@@ -2,22 +2,13 @@
  * @slow 8 s: three thousand connections at once
  */
 import { jest } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { listenOverflows } from '../../scripts/listen-overflows.mjs';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { createRequest } from '../support/raw-http';
 import { createToken, startServer, stopServer } from '../support/server-process';
 
 jest.setTimeout(60_000);
-
-/** The kernel's count of connections dropped because a listening socket's queue was full. */
-function listenOverflows(): number {
-  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
-  const at = lines.findIndex((line) => line.startsWith('TcpExt:'));
-  const names = lines[at].split(/\s+/);
-  const values = lines[at + 1].split(/\s+/);
-  return Number(values[names.indexOf('ListenOverflows')]);
-}
 
 const STORM = 3_000;
 
