@@ -39,15 +39,35 @@ export interface GroupCommitOptions<T, R> {
 }
 
 /**
+ * A batch this large is written at once, without waiting for the end of the turn. Under a storm
+ * of connections one turn reads thousands of requests, and each waited, alive, for the turn's
+ * one commit: the garbage collector copied and promoted them all, and that was most of what a
+ * create cost at 3,000 connections. Committed early, a request's objects die young. With 32
+ * connections a turn never gathers this many, so nothing changes there. Measured in
+ * docs/performance.md ("Storms of connections").
+ */
+export const EARLY_BATCH_SIZE = 256;
+/**
+ * At most this many early batches per turn. Answers written mid-turn bring the next requests
+ * on the same connections into the same turn, and libuv starts watching newly accepted
+ * connections (and runs timers) only between turns: unbounded, a storm's late arrivals waited
+ * seconds for their first answer while the early ones were served again and again.
+ */
+export const EARLY_BATCHES_PER_TURN = 32;
+
+/**
  * Group commit, for both stores: items that arrive in one turn of the event loop are written in
- * one commit (one fsync on SQLite, one round trip on PostgreSQL), and none is answered before
- * that commit returns. Every waiter is settled, with its result or the batch's failure; a
- * failure that means the store is unavailable starts an outage (StoreOutage), and a commit that
- * succeeds ends it.
+ * one commit (one fsync on SQLite, one round trip on PostgreSQL), or in batches of
+ * EARLY_BATCH_SIZE as they fill, and none is answered before its commit returns. Every waiter is
+ * settled, with its result or the batch's failure; a failure that means the store is unavailable
+ * starts an outage (StoreOutage), and a commit that succeeds ends it.
  */
 export class GroupCommit<T, R> {
   private queue: Waiter<T, R>[] = [];
-  private scheduled = false;
+  /** What will write the queue next: the end of this turn, or a retry while the store is busy. */
+  private scheduled: 'turn' | 'retry' | undefined;
+  /** Early batches written since the last end of a turn. */
+  private earlyBatches = 0;
   private inFlight = 0;
   private readonly maxBatchSize: number;
   private readonly maxInFlight: number;
@@ -62,16 +82,32 @@ export class GroupCommit<T, R> {
     return new Promise((resolve, reject) => {
       const deadline = Date.now() + (this.options.busy?.maxWaitMs ?? 0);
       this.queue.push({ item, deadline, span: currentSpanContext(), resolve, reject });
-      this.schedule(0);
+      if (this.mayCommitEarly()) {
+        this.earlyBatches++;
+        this.flush();
+      } else {
+        this.schedule(0);
+      }
     });
   }
 
-  /** `delayMs` 0: the next turn of the event loop, so that items arriving in this one join. */
+  /** A full early batch, a free commit slot, the turn's allowance left, and no busy store. */
+  private mayCommitEarly(): boolean {
+    return (
+      this.queue.length >= EARLY_BATCH_SIZE &&
+      this.inFlight < this.maxInFlight &&
+      this.earlyBatches < EARLY_BATCHES_PER_TURN &&
+      this.scheduled !== 'retry'
+    );
+  }
+
+  /** `delayMs` 0: the end of this turn of the event loop, so that items arriving in it join. */
   private schedule(delayMs: number): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
+    if (this.scheduled !== undefined) return;
+    this.scheduled = delayMs === 0 ? 'turn' : 'retry';
     const flush = (): void => {
-      this.scheduled = false;
+      this.scheduled = undefined;
+      this.earlyBatches = 0;
       this.flush();
     };
     if (delayMs === 0) setImmediate(flush);
