@@ -28,11 +28,15 @@ const SHAPES: Record<string, string> = {
 };
 
 function startService(url: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=50', 'dist/main.js'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=32', '--heap-growing-percent=50', '--no-allocation-site-pretenuring', 'dist/main.js'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let seen = '';
     child.on('exit', (code) => reject(new Error(`the service exited with ${code}`)));
