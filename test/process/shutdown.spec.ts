@@ -149,6 +149,19 @@ describe('graceful shutdown under load', () => {
 
   it('accepts the connections still waiting in the kernel when it begins, answers each and resets none', async () => {
     const token = await createToken(database.url, 'drain-backlog');
+    // Whether the signal is handled before the first of these requests is read is up to the
+    // kernel's scheduling on a busy machine (all answered 200 then: the drain came too late to be
+    // tested); so the scenario runs again, up to three times, until the drain refuses some.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const answers = await signalWithConnectionsWaiting(token);
+      expect(answers.filter((answer) => answer !== 200 && answer !== 503)).toEqual([]);
+      if (answers.includes(503)) return;
+    }
+    throw new Error('in three attempts the drain never began before the waiting requests were read');
+  });
+
+  /** The answers to 16 creates queued in the kernel while the process is stopped and signalled. */
+  async function signalWithConnectionsWaiting(token: string): Promise<(number | 'reset')[]> {
     const server = await startServer({ DATABASE_URL: database.url });
     // A stopped process stands for a busy event loop: the kernel completes these connections and
     // holds their requests, and the process has accepted none of them when the signal is handled.
@@ -169,10 +182,9 @@ describe('graceful shutdown under load', () => {
     const answers = (await Promise.all(replies)).map((reply) =>
       reply === '' ? 'reset' : reply.startsWith('HTTP/1.1 200') ? 200 : (replyBody(reply) as { error: number }).error,
     );
-    expect(answers.filter((answer) => answer !== 200 && answer !== 503)).toEqual([]);
-    expect(answers).toContain(503);
     expect(await server.exited).toBe(0);
-  });
+    return answers;
+  }
 });
 
 /**
