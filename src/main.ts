@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
 import { createRootLogger, exitAfterLogs } from './logging/logging';
 import { clusterScrape, startMetrics } from './metrics/metrics-server';
+import { listenFailure } from './net/listen';
+import { isWorkerServing, reservePort } from './net/public-port';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
 /**
@@ -25,29 +27,32 @@ function configOrExit(): AppConfig | undefined {
 }
 
 /**
- * WORKERS > 1: this process forks the workers, which share the port (and apply pending
+ * WORKERS > 1: this process checks that the port is free (choosing one for PORT=0) and forks the
+ * workers, which each listen on it with sockets of their own (PublicPort; and apply pending
  * migrations, safely, whichever starts first); it restarts a worker that dies while serving,
  * stops everything if one cannot start (a port in use would otherwise be a crash loop), and on
  * SIGTERM/SIGINT waits for all to drain. It loads nothing of the app itself.
  */
-function supervise(config: AppConfig, logger: Logger): void {
+function supervise(config: AppConfig, logger: Logger, port: number): void {
   const log = logger.child({ context: 'Cluster' });
   let stopping = false;
   let exitCode = 0;
   const serving = new Set<number>();
   let announced = false;
-  cluster.on('listening', (worker, address) => {
+  cluster.on('message', (worker, message: unknown) => {
+    if (!isWorkerServing(message)) return;
     serving.add(worker.id);
     if (announced) {
-      log.info({ port: address.port }, `worker ${worker.id} serving in place of the one that exited`);
+      log.info({ port }, `worker ${worker.id} serving in place of the one that exited`);
     } else if (serving.size === config.workers) {
       announced = true;
       log.info(
-        { port: address.port },
-        `Plant Store listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)`,
+        { port },
+        `Plant Store listening on http://${config.host}:${port} with ${config.workers} workers (docs at /docs)`,
       );
     }
   });
+  const fork = (): void => void cluster.fork({ PORT: String(port) });
   cluster.on('exit', (worker, code, signal) => {
     if (!stopping && !serving.has(worker.id)) {
       // It said why in its own last line; starting another would only fail the same way.
@@ -66,7 +71,7 @@ function supervise(config: AppConfig, logger: Logger): void {
     }
     serving.delete(worker.id);
     log.error(`worker ${worker.id} exited (${signal ?? code}); starting another`);
-    cluster.fork();
+    fork();
   });
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
@@ -76,7 +81,7 @@ function supervise(config: AppConfig, logger: Logger): void {
     setTimeout(() => process.exit(1), config.shutdownDelayMs + SHUTDOWN_DEADLINE_MS + 1_000).unref();
   };
   for (const signal of SIGNALS) process.on(signal, stop);
-  for (let i = 0; i < config.workers; i++) cluster.fork();
+  for (let i = 0; i < config.workers; i++) fork();
 }
 
 /**
@@ -84,6 +89,14 @@ function supervise(config: AppConfig, logger: Logger): void {
  * rate-limit count, in the primary, unless Redis keeps the fleet's; then the workers.
  */
 async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
+  let port: number;
+  try {
+    port = await reservePort(config.port, config.host);
+  } catch (error) {
+    logger.fatal(listenFailure(error as NodeJS.ErrnoException, config));
+    exitAfterLogs(logger, 1);
+    return;
+  }
   if (!(await startMetrics(config, clusterScrape, logger))) {
     exitAfterLogs(logger, 1);
     return;
@@ -91,7 +104,7 @@ async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
   if (config.rateLimit !== undefined && config.rateLimitRedisUrl === undefined) {
     await (await import('./auth/cluster-throttler.storage.js')).keepRateLimitCounts(cluster);
   }
-  supervise(config, logger);
+  supervise(config, logger, port);
 }
 
 async function bootstrap(): Promise<void> {

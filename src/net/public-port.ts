@@ -19,11 +19,23 @@ export const PUBLIC_LISTENERS = 512;
  * 'connection' event), so that every connection is the server's whichever socket took it.
  *
  * Another process may bind a port that is listened on with SO_REUSEPORT (if it runs as the same
- * user and asks for it too), so the port is first bound alone for a moment: a port already in
- * use fails the start (EADDRINUSE) as with one socket. In a cluster worker (WORKERS), the
- * primary accepts for every worker in an event loop that does nothing else, and the port is
- * the cluster's: the worker listens once, as Node's cluster expects.
+ * user and asks for it too), so the port is first bound alone for a moment (`reservePort`): a
+ * port already in use fails the start (EADDRINUSE) as with one socket. Under WORKERS the primary
+ * reserves it, and every worker listens on it with sockets of its own, as one process does: the
+ * kernel spreads a storm over all of them. (Through Node's cluster the primary accepted every
+ * connection on one socket and passed each to a worker, which fell seconds behind a storm:
+ * docs/performance.md.)
  */
+/** What a cluster worker tells the primary once it listens (in place of Node's cluster 'listening'). */
+export interface WorkerServing {
+  type: 'plant-store:serving';
+  port: number;
+}
+
+export function isWorkerServing(message: unknown): message is WorkerServing {
+  return (message as Partial<WorkerServing> | null)?.type === 'plant-store:serving';
+}
+
 export class PublicPort {
   private readonly others: Server[] = [];
 
@@ -34,12 +46,14 @@ export class PublicPort {
     return [this.server, ...this.others];
   }
 
-  async listen(port: number, host: string, clusterWorker: boolean): Promise<AddressInfo> {
-    if (clusterWorker) return listenOn(this.server, { port, host });
-    const alone = createServer();
-    const free = await listenOn(alone, { port, host, exclusive: true });
-    await new Promise((resolve) => alone.close(resolve));
-    const address = await listenOn(this.server, { port: free.port, host, reusePort: true, exclusive: true });
+  /**
+   * Listens on `port` (0: a free one), checked free first unless `reserved`: a cluster worker's
+   * port, which the primary checked and chose (`reservePort`).
+   */
+  async listen(port: number, host: string, reserved = false): Promise<AddressInfo> {
+    const free = reserved ? port : await reservePort(port, host);
+    // `exclusive`: in a cluster worker, these sockets are the worker's own, not the primary's.
+    const address = await listenOn(this.server, { port: free, host, reusePort: true, exclusive: true });
     for (let i = 1; i < PUBLIC_LISTENERS; i++) {
       // As http.Server makes its own socket: half-open allowed (HTTP decides), no Nagle delay.
       const other = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
@@ -50,4 +64,15 @@ export class PublicPort {
     }
     return address;
   }
+}
+
+/**
+ * Binds `port` alone for a moment and lets it go: rejects (EADDRINUSE…) if anything holds it,
+ * else resolves with it (the free port the kernel chose, for 0).
+ */
+export async function reservePort(port: number, host: string): Promise<number> {
+  const alone = createServer();
+  const { port: free } = await listenOn(alone, { port, host, exclusive: true });
+  await new Promise((resolve) => alone.close(resolve));
+  return free;
 }
