@@ -11,6 +11,19 @@ async function betweenCallbacks(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
+/** A group commit whose store answers each item with itself, and the size of each batch it wrote. */
+function recordingBatchSizes(): { sizes: number[]; commit: GroupCommit<number, number> } {
+  const sizes: number[] = [];
+  const commit = new GroupCommit<number, number>({
+    write: (batch) => {
+      sizes.push(batch.length);
+      return [...batch];
+    },
+    outage: new StoreOutage(),
+  });
+  return { sizes, commit };
+}
+
 describe('GroupCommit', () => {
   it('writes what arrives in one turn as one batch, in arrival order, and answers each', async () => {
     const batches: number[][] = [];
@@ -108,14 +121,7 @@ describe('GroupCommit', () => {
   });
 
   it('writes a batch as soon as it holds EARLY_BATCH_SIZE items, without waiting for the end of the turn', async () => {
-    const sizes: number[] = [];
-    const commit = new GroupCommit<number, number>({
-      write: (batch) => {
-        sizes.push(batch.length);
-        return [...batch];
-      },
-      outage: new StoreOutage(),
-    });
+    const { sizes, commit } = recordingBatchSizes();
     const items = Array.from({ length: EARLY_BATCH_SIZE + 3 }, (_, i) => i);
     const answers = items.map((n) => commit.enqueue(n));
     expect(sizes).toEqual([EARLY_BATCH_SIZE]); // within this turn
@@ -124,14 +130,7 @@ describe('GroupCommit', () => {
   });
 
   it('writes at most EARLY_BATCHES_PER_TURN early batches a turn, the rest at its end, and again the next turn', async () => {
-    const sizes: number[] = [];
-    const commit = new GroupCommit<number, number>({
-      write: (batch) => {
-        sizes.push(batch.length);
-        return [...batch];
-      },
-      outage: new StoreOutage(),
-    });
+    const { sizes, commit } = recordingBatchSizes();
     const answers: Promise<number>[] = [];
     for (let i = 0; i < (EARLY_BATCHES_PER_TURN + 2) * EARLY_BATCH_SIZE; i++) {
       answers.push(commit.enqueue(i));
