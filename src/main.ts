@@ -7,7 +7,7 @@ import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } fr
 import { createRootLogger, exitAfterLogs } from './logging/logging';
 import { clusterScrape, startMetrics } from './metrics/metrics-server';
 import { listenFailure } from './net/listen';
-import { isWorkerServing, reservePort } from './net/public-port';
+import { type HeldPort, holdPort, isWorkerServing } from './net/public-port';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
 /**
@@ -27,13 +27,13 @@ function configOrExit(): AppConfig | undefined {
 }
 
 /**
- * WORKERS > 1: this process checks that the port is free (choosing one for PORT=0) and forks the
+ * WORKERS > 1: this process holds the port (checked free; chosen for PORT=0) and forks the
  * workers, which each listen on it with sockets of their own (PublicPort; and apply pending
  * migrations, safely, whichever starts first); it restarts a worker that dies while serving,
  * stops everything if one cannot start (a port in use would otherwise be a crash loop), and on
  * SIGTERM/SIGINT waits for all to drain. It loads nothing of the app itself.
  */
-function supervise(config: AppConfig, logger: Logger, port: number): void {
+function supervise(config: AppConfig, logger: Logger, { port, release }: HeldPort): void {
   const log = logger.child({ context: 'Cluster' });
   let stopping = false;
   let exitCode = 0;
@@ -41,6 +41,7 @@ function supervise(config: AppConfig, logger: Logger, port: number): void {
   let announced = false;
   cluster.on('message', (worker, message: unknown) => {
     if (!isWorkerServing(message)) return;
+    release(); // the workers hold the port from now on
     serving.add(worker.id);
     if (announced) {
       log.info({ port }, `worker ${worker.id} serving in place of the one that exited`);
@@ -89,9 +90,9 @@ function supervise(config: AppConfig, logger: Logger, port: number): void {
  * rate-limit count, in the primary, unless Redis keeps the fleet's; then the workers.
  */
 async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
-  let port: number;
+  let port: HeldPort;
   try {
-    port = await reservePort(config.port, config.host);
+    port = await holdPort(config.port, config.host);
   } catch (error) {
     logger.fatal(listenFailure(error as NodeJS.ErrnoException, config));
     exitAfterLogs(logger, 1);

@@ -76,3 +76,28 @@ export async function reservePort(port: number, host: string): Promise<number> {
   await new Promise((resolve) => alone.close(resolve));
   return free;
 }
+
+export interface HeldPort {
+  port: number;
+  /** Lets the port go (once; again does nothing). */
+  release: () => void;
+}
+
+/**
+ * A cluster primary's hold on the public port until its first worker listens: checked free
+ * (`reservePort`), then kept by a socket that shares it (`reusePort`), so that nothing else
+ * takes it while the workers start (a second or two; for PORT=0, the kernel would hand the
+ * freed port to the next process, or to this one's metrics listener, that asks for any port).
+ * What connects before a worker listens is closed: nothing here serves it.
+ */
+export async function holdPort(port: number, host: string): Promise<HeldPort> {
+  const free = await reservePort(port, host);
+  const holder = createServer((socket) => socket.destroy());
+  await listenOn(holder, { port: free, host, reusePort: true, exclusive: true });
+  let held = true;
+  const release = (): void => {
+    if (held) holder.close();
+    held = false;
+  };
+  return { port: free, release };
+}
