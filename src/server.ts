@@ -10,7 +10,7 @@ import { exitAfterLogs } from './logging/logging';
 import { Metrics } from './metrics/metrics';
 import { joinClusterScrape, processScrape, startMetrics } from './metrics/metrics-server';
 import { listenFailure } from './net/listen';
-import { PublicPort, type WorkerServing } from './net/public-port';
+import { PublicPort, workerServing } from './net/public-port';
 import { gracefulShutdown, SIGNALS } from './shutdown';
 
 /**
@@ -63,7 +63,7 @@ export async function serve(
 
   let address: AddressInfo;
   try {
-    // A worker's PORT is the one its primary reserved for the cluster.
+    // A worker's PORT is the one its primary chose and holds for the cluster.
     address = await publicPort.listen(config.port, config.host, cluster.isWorker);
   } catch (error) {
     logger.fatal(listenFailure(error as NodeJS.ErrnoException, config));
@@ -73,7 +73,7 @@ export async function serve(
   }
   if (cluster.isWorker) {
     logger.info({ context: 'Bootstrap', port: address.port }, `worker ${cluster.worker?.id} serving`);
-    process.send?.({ type: 'plant-store:serving', port: address.port } satisfies WorkerServing);
+    process.send?.(workerServing(address.port));
   } else {
     logger.info(
       { context: 'Bootstrap', port: address.port },

@@ -40,18 +40,18 @@ export interface GroupCommitOptions<T, R> {
 
 /**
  * A batch this large is written at once, without waiting for the end of the turn. Under a storm
- * of connections one turn reads thousands of requests, and each waited, alive, for the turn's
- * one commit: the garbage collector copied and promoted them all, and that was most of what a
- * create cost at 3,000 connections. Committed early, a request's objects die young. With 32
- * connections a turn never gathers this many, so nothing changes there. Measured in
- * docs/performance.md ("Storms of connections").
+ * of connections one turn reads thousands of requests; waiting, alive, for one commit at the
+ * turn's end, they would all be copied and promoted by the garbage collector, which would be
+ * most of what a create costs at 3,000 connections. Committed early, a request's objects die
+ * young. With 32 connections a turn never gathers this many, so nothing changes there. Measured
+ * in docs/performance-log.md ("Storms: early batches").
  */
 export const EARLY_BATCH_SIZE = 256;
 /**
  * At most this many early batches per turn. Answers written mid-turn bring the next requests
  * on the same connections into the same turn, and libuv starts watching newly accepted
- * connections (and runs timers) only between turns: unbounded, a storm's late arrivals waited
- * seconds for their first answer while the early ones were served again and again.
+ * connections (and runs timers) only between turns: unbounded, a storm's late arrivals would
+ * wait seconds for their first answer while the early ones were served again and again.
  */
 export const EARLY_BATCHES_PER_TURN = 32;
 

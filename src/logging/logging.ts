@@ -19,7 +19,7 @@ const BUFFERED_LOG_BYTES = 16 * 1024 * 1024;
 /**
  * The most one write carries. One write completes per turn of the event loop, and under a storm
  * of connections a turn can take a tenth of a second or more: with sonic-boom's default (16 KB)
- * the log then fell behind what the requests wrote and dropped lines even into a file. Large
+ * the log falls behind what the requests write and drops lines, even into a file. Large
  * enough for whatever a long turn logs; bounded, because each write copies what it carries into
  * one buffer.
  */

@@ -21,21 +21,11 @@ export const PUBLIC_LISTENERS = 512;
  * Another process may bind a port that is listened on with SO_REUSEPORT (if it runs as the same
  * user and asks for it too), so the port is first bound alone for a moment (`reservePort`): a
  * port already in use fails the start (EADDRINUSE) as with one socket. Under WORKERS the primary
- * reserves it, and every worker listens on it with sockets of its own, as one process does: the
- * kernel spreads a storm over all of them. (Through Node's cluster the primary accepted every
- * connection on one socket and passed each to a worker, which fell seconds behind a storm:
+ * checks and holds it (`holdPort`), and every worker listens on it with sockets of its own, as
+ * one process does: the kernel spreads a storm over all of them. (Through Node's cluster the primary would accept every
+ * connection on one socket and pass each to a worker, which falls seconds behind a storm:
  * docs/performance.md.)
  */
-/** What a cluster worker tells the primary once it listens (in place of Node's cluster 'listening'). */
-export interface WorkerServing {
-  type: 'plant-store:serving';
-  port: number;
-}
-
-export function isWorkerServing(message: unknown): message is WorkerServing {
-  return (message as Partial<WorkerServing> | null)?.type === 'plant-store:serving';
-}
-
 export class PublicPort {
   private readonly others: Server[] = [];
 
@@ -48,7 +38,7 @@ export class PublicPort {
 
   /**
    * Listens on `port` (0: a free one), checked free first unless `reserved`: a cluster worker's
-   * port, which the primary checked and chose (`reservePort`).
+   * port, which the primary checked, chose and holds (`holdPort`).
    */
   async listen(port: number, host: string, reserved = false): Promise<AddressInfo> {
     const free = reserved ? port : await reservePort(port, host);
@@ -70,7 +60,7 @@ export class PublicPort {
  * Binds `port` alone for a moment and lets it go: rejects (EADDRINUSE…) if anything holds it,
  * else resolves with it (the free port the kernel chose, for 0).
  */
-export async function reservePort(port: number, host: string): Promise<number> {
+async function reservePort(port: number, host: string): Promise<number> {
   const alone = createServer();
   const { port: free } = await listenOn(alone, { port, host, exclusive: true });
   await new Promise((resolve) => alone.close(resolve));
@@ -100,4 +90,20 @@ export async function holdPort(port: number, host: string): Promise<HeldPort> {
     held = false;
   };
   return { port: free, release };
+}
+
+const WORKER_SERVING = 'plant-store:serving';
+
+/** What a cluster worker tells the primary once it listens (in place of Node's cluster 'listening'). */
+export interface WorkerServing {
+  type: typeof WORKER_SERVING;
+  port: number;
+}
+
+export function workerServing(port: number): WorkerServing {
+  return { type: WORKER_SERVING, port };
+}
+
+export function isWorkerServing(message: unknown): message is WorkerServing {
+  return (message as Partial<WorkerServing> | null)?.type === WORKER_SERVING;
 }

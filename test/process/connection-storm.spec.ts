@@ -2,30 +2,15 @@
  * @slow 16 s: three thousand connections at once, to one process and to two workers
  */
 import { jest } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { listenOverflows } from '../../scripts/listen-overflows.mjs';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { createRequest } from '../support/raw-http';
-import { createToken, startServer, stopServer } from '../support/server-process';
+import { createToken, startServer, stopServer, waitForWorkers, workerPids } from '../support/server-process';
 
 jest.setTimeout(60_000);
 
 const STORM = 3_000;
-
-/** The process and, under WORKERS, its workers (Linux's record of a process's children). */
-function processTree(pid: number): number[] {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
-  return [pid, ...children.map(Number)];
-}
-
-/** Until `count` workers have said they serve (their lines may trail the primary's). */
-async function workersServing(output: () => string, count: number): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while ((output().match(/"msg":"worker \d+ serving"/g) ?? []).length < count && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * A fleet's clients reconnecting together (a rolling restart, an instance back): thousands of
@@ -45,7 +30,7 @@ describe('a connection storm', () => {
   });
 
   // Under WORKERS each worker listens with sockets of its own: through Node's cluster the
-  // primary's one socket took every connection, and overflowed.
+  // primary's one socket would take every connection, and overflow.
   it.each([1, 2])(
     `queues ${STORM} connections made at once without a listen overflow and answers each first request promptly (WORKERS=%i)`,
     async (workers) => {
@@ -55,10 +40,13 @@ describe('a connection storm', () => {
         MAX_IN_FLIGHT: String(2 * STORM),
         WORKERS: String(workers),
       });
-      const stopped = workers === 1 ? [server.child.pid!] : processTree(server.child.pid!);
+      let stopped = [server.child.pid!];
       const signal = (name: NodeJS.Signals): void => stopped.forEach((pid) => process.kill(pid, name));
       try {
-        if (workers > 1) await workersServing(() => server.output(), workers);
+        if (workers > 1) {
+          expect(await waitForWorkers(server, workers)).toBe(workers);
+          stopped = [server.child.pid!, ...workerPids(server)];
+        }
         signal('SIGSTOP');
         const before = listenOverflows();
         let resumedAt = 0;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { testStoreKind } from '../support/databases';
-import { createToken, startServer, stopServer } from '../support/server-process';
+import { createToken, startServer, stopServer, waitForWorkers, workerPids } from '../support/server-process';
 
 // These tests start real server processes.
 jest.setTimeout(60_000);
@@ -114,20 +114,11 @@ describeOnSqlite('the server process', () => {
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Connection: 'close' },
         body: `{"id": ${id}, "name": "clustered"}`,
       });
-    const workerPids = () =>
-      [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
-    const waitForWorkers = async (count: number) => {
-      // Workers log through their own stdout pipes, so their lines may trail the primary's.
-      const deadline = Date.now() + 15_000;
-      while (new Set(workerPids()).size < count && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      return new Set(workerPids()).size;
-    };
-    expect(await waitForWorkers(2)).toBe(2);
+    expect(await waitForWorkers(server, 2)).toBe(2);
     for (let id = 2000; id < 2010; id++) expect((await create(id)).status).toBe(200);
 
-    process.kill(workerPids()[0], 'SIGKILL');
-    expect(await waitForWorkers(3)).toBe(3); // a third worker took the dead one's place
+    process.kill(workerPids(server)[0], 'SIGKILL');
+    expect(await waitForWorkers(server, 3)).toBe(3); // a third worker took the dead one's place
     for (let id = 2010; id < 2020; id++) expect((await create(id)).status).toBe(200);
 
     server.child.kill('SIGTERM');

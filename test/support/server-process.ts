@@ -97,3 +97,20 @@ export async function stopServer(server: ServerProcess): Promise<void> {
   if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
   await server.exited;
 }
+
+/** The pids of the workers (WORKERS > 1) that have said they serve, in the order they said it. */
+export function workerPids(server: ServerProcess): number[] {
+  return [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
+}
+
+/**
+ * Waits (at most 15 s) until `count` workers have said they serve; resolves with how many have.
+ * Workers log through their own stdout pipes, so their lines may trail the primary's.
+ */
+export async function waitForWorkers(server: ServerProcess, count: number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  while (new Set(workerPids(server)).size < count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return new Set(workerPids(server)).size;
+}
