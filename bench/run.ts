@@ -29,6 +29,10 @@
  *                 (Nest on Express, passport bearer guard, class-validator DTO, a pino line per
  *                 request) around the same group commit on better-sqlite3, and nothing else: the
  *                 most the service could do with these pieces
+ *   nest-bare     the same with none of those pieces (NEST_SQLITE_PIECES=none): Nest on Express,
+ *                 Nest's JSON parser and the group commit, no guard, no pipe, no log line: what
+ *                 the framework alone allows on this machine
+ *   nest-log      the same with only the pino line per request (NEST_SQLITE_PIECES=log)
  *
  * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
  * on the same cores as the server and so understates everything; the run says which. Every
@@ -78,6 +82,8 @@ const ALL_TARGETS = [
   'node-sqlite-group',
   'node-pg',
   'nest-sqlite',
+  'nest-bare',
+  'nest-log',
 ] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
 type Store = 'sqlite' | 'postgres' | 'none';
@@ -97,6 +103,8 @@ const STORE: Record<TargetName, Store> = {
   'node-sqlite-group': 'sqlite',
   'node-pg': 'postgres',
   'nest-sqlite': 'sqlite',
+  'nest-bare': 'sqlite',
+  'nest-log': 'sqlite',
 };
 
 interface Figures {
@@ -161,6 +169,8 @@ function commandFor(target: TargetName): string[] {
     case 'node-pg':
       return [...TS_NODE, join(ROOT, 'bench/references/node-pg.ts')];
     case 'nest-sqlite':
+    case 'nest-bare':
+    case 'nest-log':
       return [...TS_NODE, join(ROOT, 'bench/references/nest-sqlite.ts')];
     default:
       throw new Error(`no command for ${target}`);
@@ -418,6 +428,8 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
       ...(target === 'sqlite-stock' || target === 'postgres-stock' ? { FAST_PATH: 'off' } : {}),
       ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
+      ...(target === 'nest-bare' ? { NEST_SQLITE_PIECES: 'none' } : {}),
+      ...(target === 'nest-log' ? { NEST_SQLITE_PIECES: 'log' } : {}),
     },
     logFile,
   );
@@ -542,6 +554,9 @@ async function main(): Promise<void> {
     ['sqlite / node-sqlite-group', 'sqlite', 'node-sqlite-group'],
     ['storm-1000 / sqlite', 'storm-1000', 'sqlite'],
     ['storm-3000 / sqlite', 'storm-3000', 'sqlite'],
+    ['nest-bare / node-sqlite-group', 'nest-bare', 'node-sqlite-group'],
+    ['nest-log / node-sqlite-group', 'nest-log', 'node-sqlite-group'],
+    ['sqlite / nest-log', 'sqlite', 'nest-log'],
     ['sqlite / nest-sqlite', 'sqlite', 'nest-sqlite'],
     ['sqlite-stock / nest-sqlite', 'sqlite-stock', 'nest-sqlite'],
     ['sqlite / sqlite-stock', 'sqlite', 'sqlite-stock'],

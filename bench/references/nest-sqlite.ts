@@ -9,8 +9,9 @@
  * `sqlite / nest-sqlite` is what all of that costs. It opens a store that the service's
  * migrations created. Prints {"port": N} once listening.
  *
- * NEST_SQLITE_PIECES (a comma list of guard, pipe, log; default all three) leaves pieces out, to
- * price each: `NEST_SQLITE_PIECES=guard BENCH_TARGETS=express-echo,nest-sqlite npm run bench`.
+ * NEST_SQLITE_PIECES (a comma list of guard, pipe, log; default all three; `none` for none)
+ * leaves pieces out, to price each: `NEST_SQLITE_PIECES=guard BENCH_TARGETS=express-echo,nest-sqlite
+ * npm run bench`. The bench's `nest-bare` and `nest-log` targets are this file with `none` and `log`.
  */
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
