@@ -88,7 +88,9 @@ describe('a store that answers but cannot take creates', () => {
     // Nothing at all from here on: no create, no probe, as a balancer that took the instance out.
     await sleep(2_000);
     expect(await storeUp()).toBe('1');
-    expect(await readyAgain(t.server)).toBeLessThan(100);
+    // The very first probe says so: the outage ended before anyone asked. (Not how long the
+    // probe took: under a loaded machine one request can take a few hundred milliseconds.)
+    expect((await request(t.server).get('/health/ready')).status).toBe(200);
     expect(outageLines(log, 'started')).toBe(1);
     expect(outageLines(log, 'ended')).toBe(1);
   });
