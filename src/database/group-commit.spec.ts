@@ -1,4 +1,4 @@
-import { EARLY_BATCHES_PER_TURN, EARLY_BATCH_SIZE, GroupCommit } from './group-commit';
+import { EARLY_BATCHES_PER_TURN, EARLY_BATCH_SIZE, GroupCommit, type GroupCommitOptions } from './group-commit';
 import { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
@@ -22,6 +22,19 @@ function recordingBatchSizes(): { sizes: number[]; commit: GroupCommit<number, n
     outage: new StoreOutage(),
   });
   return { sizes, commit };
+}
+
+/** What a store that another process holds throws. */
+const busyError = (): Error => Object.assign(new Error('busy'), { busy: true });
+
+/** GroupCommit's `busy` option for such a store: retried every `retryMs`, waited for `maxWaitMs` at most. */
+function waitingWhileBusy(retryMs: number, maxWaitMs: number): GroupCommitOptions<number, number>['busy'] {
+  return {
+    isBusy: (error) => (error as { busy?: boolean }).busy === true,
+    retryMs,
+    maxWaitMs,
+    timedOut: () => new StoreUnavailableError('locked'),
+  };
 }
 
 describe('GroupCommit', () => {
@@ -64,17 +77,12 @@ describe('GroupCommit', () => {
     let busyFor = 3;
     const commit = new GroupCommit<number, number>({
       write: (batch) => {
-        if (busyFor-- > 0) throw Object.assign(new Error('busy'), { busy: true });
+        if (busyFor-- > 0) throw busyError();
         batches.push([...batch]);
         return [...batch];
       },
       outage: new StoreOutage(),
-      busy: {
-        isBusy: (error) => (error as { busy?: boolean }).busy === true,
-        retryMs: 1,
-        maxWaitMs: 5_000,
-        timedOut: () => new StoreUnavailableError('locked'),
-      },
+      busy: waitingWhileBusy(1, 5_000),
     });
     const one = commit.enqueue(1);
     await turn();
@@ -84,15 +92,10 @@ describe('GroupCommit', () => {
 
     const expiring = new GroupCommit<number, number>({
       write: () => {
-        throw Object.assign(new Error('busy'), { busy: true });
+        throw busyError();
       },
       outage: new StoreOutage(),
-      busy: {
-        isBusy: () => true,
-        retryMs: 1,
-        maxWaitMs: 20,
-        timedOut: () => new StoreUnavailableError('locked'),
-      },
+      busy: waitingWhileBusy(1, 20),
     });
     await expect(expiring.enqueue(1)).rejects.toThrow('locked');
   });
@@ -154,17 +157,12 @@ describe('GroupCommit', () => {
     const sizes: number[] = [];
     const commit = new GroupCommit<number, number>({
       write: (batch) => {
-        if (attempts++ === 0) throw Object.assign(new Error('busy'), { busy: true });
+        if (attempts++ === 0) throw busyError();
         sizes.push(batch.length);
         return [...batch];
       },
       outage: new StoreOutage(),
-      busy: {
-        isBusy: (error) => (error as { busy?: boolean }).busy === true,
-        retryMs: 20,
-        maxWaitMs: 5_000,
-        timedOut: () => new StoreUnavailableError('locked'),
-      },
+      busy: waitingWhileBusy(20, 5_000),
     });
     const first = commit.enqueue(-1);
     await turn();
