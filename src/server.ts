@@ -73,7 +73,7 @@ export async function serve(
   }
   if (cluster.isWorker) {
     logger.info({ context: 'Bootstrap', port: address.port }, `worker ${cluster.worker?.id} serving`);
-    process.send?.(workerServing(address.port));
+    process.send?.(workerServing());
   } else {
     logger.info(
       { context: 'Bootstrap', port: address.port },

@@ -22,9 +22,9 @@ export const PUBLIC_LISTENERS = 512;
  * user and asks for it too), so the port is first bound alone for a moment (`reservePort`): a
  * port already in use fails the start (EADDRINUSE) as with one socket. Under WORKERS the primary
  * checks and holds it (`holdPort`), and every worker listens on it with sockets of its own, as
- * one process does: the kernel spreads a storm over all of them. (Through Node's cluster the primary would accept every
- * connection on one socket and pass each to a worker, which falls seconds behind a storm:
- * docs/performance.md.)
+ * one process does: the kernel spreads a storm over all of them. (Through Node's cluster the
+ * primary would accept every connection on one socket and pass each to a worker, which falls
+ * seconds behind a storm: docs/performance.md.)
  */
 export class PublicPort {
   private readonly others: Server[] = [];
@@ -94,14 +94,16 @@ export async function holdPort(port: number, host: string): Promise<HeldPort> {
 
 const WORKER_SERVING = 'plant-store:serving';
 
-/** What a cluster worker tells the primary once it listens (in place of Node's cluster 'listening'). */
+/**
+ * What a cluster worker tells the primary once it listens (in place of Node's cluster
+ * 'listening'); the port is the one the primary holds for it.
+ */
 export interface WorkerServing {
   type: typeof WORKER_SERVING;
-  port: number;
 }
 
-export function workerServing(port: number): WorkerServing {
-  return { type: WORKER_SERVING, port };
+export function workerServing(): WorkerServing {
+  return { type: WORKER_SERVING };
 }
 
 export function isWorkerServing(message: unknown): message is WorkerServing {
