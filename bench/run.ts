@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: durable creates per second of the built service, on SQLite and on PostgreSQL,
- * against four references, interleaved in one run (this machine is noisy: compare ratios within
- * a run, never absolute numbers across runs).
+ * against references without the framework or with less of it, interleaved in one run (this
+ * machine is noisy: compare ratios within a run, never absolute numbers across runs).
  *
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
  *                 token (WORKERS as given)

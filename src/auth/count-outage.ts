@@ -4,7 +4,10 @@ import type { Metrics } from '../metrics/metrics';
 
 export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
-/** How long a request waits for its count at most (from Redis, or the cluster's primary): past it, it is not limited. */
+/**
+ * How long a request waits for its count at most (from Redis, or the cluster's primary): past
+ * it, it is not limited.
+ */
 export const COUNT_TIMEOUT_MS = 500;
 
 /**

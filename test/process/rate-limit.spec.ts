@@ -43,7 +43,7 @@ describe('RATE_LIMIT with WORKERS=2 and no Redis', () => {
     const token = await createToken(database.url, 'instance-count');
     const server = await startServer({ DATABASE_URL: database.url, WORKERS: '2', RATE_LIMIT: '10' });
     try {
-      // A connection each: the primary hands new connections to the workers in turn.
+      // A connection each: the kernel spreads new connections over the workers' sockets.
       const replies: string[] = [];
       for (let id = 1; id <= 30; id++)
         replies.push(await exchange(await open(server.port), createRequest(token, id, 'counted', 'close')));
@@ -79,7 +79,7 @@ describe('RATE_LIMIT with WORKERS=2 and no Redis', () => {
       expect((await exchange(socket, createRequest(token, 100, 'counted', 'keep-alive'))).split('\r\n')[0]).toBe(
         'HTTP/1.1 200 OK',
       );
-      // A stopped primary accepts nothing, so the kept-alive connection is the way in.
+      // Stopped, the primary counts nothing: the worker on this connection must let these through.
       server.child.kill('SIGSTOP');
       try {
         for (const id of [101, 102]) {
