@@ -10,6 +10,13 @@ export interface SocketClosing {
   close(socket: Socket, parserReads: boolean): void;
 }
 
+/**
+ * How many requests may wait for their turn on one connection before it stops being read: a
+ * client that pipelines and never reads then costs what it has sent so far (one read of the
+ * socket at most beyond this), not everything it sends.
+ */
+export const MAX_WAITING = 16;
+
 /** A request waiting for its turn, or a refusal of bytes that never became a request. */
 type Turn = { request: IncomingMessage; response: ServerResponse } | (() => void);
 
@@ -23,6 +30,8 @@ export interface Connection {
   waiting: Turn[];
   /** Decided to close: nothing more that arrives on it runs. */
   closing: boolean;
+  /** Not read while MAX_WAITING requests wait on it. */
+  paused: boolean;
 }
 
 /**
@@ -72,9 +81,14 @@ export class AnswerOrder {
     server.removeAllListeners('request');
     server.on('request', (request: IncomingMessage, response: ServerResponse) => this.arrive(request, response));
     server.on('connection', (socket: Socket) => {
-      const connection: Connection = { socket, since: 0, waiting: [], closing: false };
+      const connection: Connection = { socket, since: 0, waiting: [], closing: false, paused: false };
       this.open.set(socket, connection);
       this.sockets.whenNodeCloses(socket, () => this.answeredLast(connection));
+      // Node resumes the socket whenever a request's body is read or thrown away, and once its
+      // answers have left: while requests wait here, it is paused again before it is read.
+      socket.on('resume', () => {
+        if (connection.paused) socket.pause();
+      });
       socket.once('close', () => {
         this.open.delete(socket);
         connection.waiting = [];
@@ -109,6 +123,7 @@ export class AnswerOrder {
   /** Closes `connection` after what was written to it: nothing more on it runs. */
   close(connection: Connection, parserReads = true): void {
     connection.closing = true;
+    connection.paused = false;
     for (const turn of connection.waiting) if (typeof turn !== 'function') turn.request.resume();
     connection.waiting = [];
     // The body of the request just answered may be unread and paused: the parser throws it away.
@@ -128,6 +143,11 @@ export class AnswerOrder {
     }
     if (!this.isIdle(connection)) {
       connection.waiting.push({ request, response });
+      // Node's own backpressure never starts here: a waiting request writes nothing until it runs.
+      if (connection.waiting.length >= MAX_WAITING) {
+        connection.paused = true;
+        connection.socket.pause();
+      }
       return;
     }
     this.begin(connection, request, response);
@@ -151,11 +171,16 @@ export class AnswerOrder {
     // Not written whole, or Node is closing the socket after it (its own close: see SocketHandling).
     if (!response.writableFinished || !connection.socket.writable) connection.closing = true;
     if (connection.closing) {
+      connection.paused = false;
       for (const turn of connection.waiting) if (typeof turn !== 'function') turn.request.resume();
       connection.waiting = [];
       return;
     }
     const next = connection.waiting.shift();
+    if (connection.paused && connection.waiting.length < MAX_WAITING / 2) {
+      connection.paused = false;
+      connection.socket.resume();
+    }
     if (next === undefined) {
       for (const watcher of this.idleWatchers) watcher(connection);
     } else if (typeof next === 'function') {

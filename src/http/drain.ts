@@ -10,6 +10,12 @@ import { isProbe } from './probes';
 export const DRAIN_IDLE_GRACE_MS = 250;
 
 /**
+ * How long an answer already written when the drain looks (every this often) may wait for its
+ * client to read it: one that stops reading holds the drain no longer than twice this.
+ */
+export const DRAIN_DELIVERY_MS = 2_000;
+
+/**
  * The drain (SIGTERM, see `gracefulShutdown`): a request that arrives on an open connection, or
  * on one accepted during the drain, is refused (503, `Connection: close`); requests in flight
  * run to their end, and their answers say `Connection: close` too; a connection with nothing
@@ -41,17 +47,23 @@ export class Drain {
   begin(): Promise<void> {
     if (this.started) return Promise.resolve();
     this.started = true;
-    const inFlight: Promise<unknown>[] = [];
+    const inFlight = new Set<ServerResponse>();
     for (const connection of this.order.connections()) {
       const response = connection.active;
-      if (response !== undefined && !response.writableFinished) {
-        inFlight.push(new Promise((resolve) => response.once('close', resolve)));
-      }
+      if (response !== undefined && !response.writableFinished) inFlight.add(response);
       // An answer still to be written tells its client that this connection ends with it.
       if (response?.headersSent === false) response.setHeader('Connection', 'close');
       this.closeWhenIdle(connection);
     }
-    return Promise.all(inFlight).then(() => undefined);
+    const answered = [...inFlight].map(
+      (response) => new Promise((resolve) => response.once('close', () => resolve(inFlight.delete(response)))),
+    );
+    let written = new Set<ServerResponse>();
+    const undelivered = setInterval(() => {
+      for (const response of written) if (inFlight.has(response)) response.destroy();
+      written = new Set([...inFlight].filter((response) => response.writableEnded));
+    }, DRAIN_DELIVERY_MS).unref();
+    return Promise.all(answered).then(() => clearInterval(undelivered));
   }
 
   /**

@@ -1,0 +1,70 @@
+/**
+ * @slow 30 s: two servers, each under 200,000 pipelined requests for several seconds
+ */
+import { jest } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { freshDatabase, type TestDatabase } from '../support/databases';
+import { startServer, stopServer, type ServerProcess } from '../support/server-process';
+import { open, sleep, timed } from '../support/sockets';
+
+jest.setTimeout(90_000);
+
+/** The server's resident memory, in MB. */
+function rssMb(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(kb?.[1] ?? NaN) / 1024;
+}
+
+/** How long `/health/live` takes to answer, or Infinity if it does not within 5 s. */
+async function liveMs(server: ServerProcess): Promise<number> {
+  try {
+    const { value, ms } = await timed(() => fetch(`${server.url}/health/live`, { signal: AbortSignal.timeout(5_000) }));
+    return value.status === 200 ? ms : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+describe.each(['on', 'off'])('a client that pipelines and never reads (FAST_PATH=%s)', (fastPath) => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    server = await startServer({ DATABASE_URL: database.url, FAST_PATH: fastPath });
+  });
+  afterAll(async () => {
+    await stopServer(server);
+    await database.drop();
+  });
+
+  it('costs bounded memory, leaves liveness answering, and lets SIGTERM drain and exit 0', async () => {
+    const pid = server.child.pid!;
+    for (let i = 0; i < 20; i++) await liveMs(server);
+    const idle = rssMb(pid);
+
+    const socket = await open(server.port);
+    socket.pause(); // never reads a single answer
+    socket.write(Buffer.from('GET /plants HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(200_000)));
+
+    let peak = idle;
+    const probes: number[] = [];
+    const until = Date.now() + 8_000;
+    while (Date.now() < until) {
+      probes.push(await liveMs(server));
+      peak = Math.max(peak, rssMb(pid));
+      await sleep(200);
+    }
+
+    const { value: code, ms } = await timed(() => {
+      server.child.kill('SIGTERM');
+      return server.exited;
+    });
+    socket.destroy();
+
+    expect(Math.round(peak - idle)).toBeLessThan(100);
+    expect(probes.filter((probeMs) => probeMs > 1_000)).toEqual([]);
+    expect(code).toBe(0);
+    // The drain's own bound (SHUTDOWN_DEADLINE_MS) is 10 s.
+    expect(ms).toBeLessThan(10_000);
+  });
+});
