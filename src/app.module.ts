@@ -14,6 +14,7 @@ import { ErrorCode } from './errors/error-codes';
 import { HealthModule } from './health/health.module';
 import { ShutdownState } from './health/shutdown-state';
 import { FastPath } from './fast-path/fast-path';
+import { ConnectionBudget } from './http/connection-budget';
 import { Drain } from './http/drain';
 import { JsonBodyPipe } from './http/json-body.pipe';
 import { Metrics } from './metrics/metrics';
@@ -53,6 +54,7 @@ export const VALIDATION_OPTIONS: ValidationPipeOptions = {
 export interface ProcessParts {
   metrics: Metrics;
   drain: Drain;
+  connections: ConnectionBudget;
   shutdown: ShutdownState;
   fastPath: FastPath;
 }
@@ -79,14 +81,15 @@ export class AppModule {
     const rateLimit = config.rateLimit === undefined ? [] : [RateLimitModule.forRoot(config.rateLimit, counts(config))];
     return {
       module: AppModule,
-      // This process's metrics, drain, shutdown state and fast path, made once by `createApp`, for every feature.
+      // This process's metrics, drain, connection budget, shutdown state and fast path, made once by `createApp`, for every feature.
       global: true,
-      exports: [AppConfig, Metrics, Drain, ShutdownState, FastPath],
+      exports: [AppConfig, Metrics, Drain, ConnectionBudget, ShutdownState, FastPath],
       imports: [DatabaseModule.forRoot(dataSource, serverLock), AuthModule, ...rateLimit, PlantsModule, HealthModule],
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: Metrics, useValue: parts.metrics },
         { provide: Drain, useValue: parts.drain },
+        { provide: ConnectionBudget, useValue: parts.connections },
         { provide: ShutdownState, useValue: parts.shutdown },
         { provide: FastPath, useValue: parts.fastPath },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -10,6 +10,7 @@ import type { ServerLock } from './database/store-kind';
 import { FastPath } from './fast-path/fast-path';
 import type { SocketHandling } from './fast-path/node-sockets';
 import { AnswerOrder } from './http/answer-order';
+import { ConnectionBudget, descriptorLimit, descriptorsNeeded } from './http/connection-budget';
 import { Drain } from './http/drain';
 import { ShutdownState } from './health/shutdown-state';
 import { hardenHttpServer } from './http/http-server';
@@ -52,6 +53,7 @@ export async function createApp(
   const sockets = fastPath.socketHandling();
   const order = new AnswerOrder(sockets);
   const drain = new Drain(order);
+  const connections = connectionBudget(config, logger);
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
     .set('case sensitive routing', true)
@@ -60,7 +62,7 @@ export async function createApp(
   const adapter = new ExpressAdapter(instance);
   try {
     const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource, serverLock, { metrics, drain, shutdown, fastPath }),
+      AppModule.forRoot(config, dataSource, serverLock, { metrics, drain, connections, shutdown, fastPath }),
       adapter,
       {
         bodyParser: false,
@@ -70,7 +72,7 @@ export async function createApp(
     );
     const viaProxy = config.trustProxy !== false && config.trustProxy !== 0;
     const limit = new InFlightLimit(config.maxInFlight);
-    return configureApp(app, adapter, logger, metrics, { order, drain, limit, sockets }, viaProxy);
+    return configureApp(app, adapter, logger, metrics, { order, drain, limit, sockets, connections }, viaProxy);
   } catch (error) {
     await serverLock.release();
     await dataSource.destroy().catch(() => undefined);
@@ -84,7 +86,19 @@ function configureApp(
   adapter: ExpressAdapter,
   logger: Logger,
   metrics: Metrics,
-  { order, drain, limit, sockets }: { order: AnswerOrder; drain: Drain; limit: InFlightLimit; sockets: SocketHandling },
+  {
+    order,
+    drain,
+    limit,
+    sockets,
+    connections,
+  }: {
+    order: AnswerOrder;
+    drain: Drain;
+    limit: InFlightLimit;
+    sockets: SocketHandling;
+    connections: ConnectionBudget;
+  },
   viaProxy: boolean,
 ): NestExpressApplication {
   app.disable('x-powered-by');
@@ -110,5 +124,23 @@ function configureApp(
   hardenHttpServer(server, logger, metrics, order);
   sockets.adopt(server, () => drain.closeIdleConnections());
   order.track(server);
+  connections.watch(server, order, logger, metrics);
   return app;
+}
+
+/**
+ * The public port's share of the descriptors this process may open; says in one line, at start,
+ * what to raise when that is less than MAX_IN_FLIGHT needs.
+ */
+function connectionBudget(config: AppConfig, logger: Logger): ConnectionBudget {
+  const limit = descriptorLimit();
+  const budget = new ConnectionBudget(limit);
+  const needed = descriptorsNeeded(config.maxInFlight);
+  if (limit !== undefined && limit < needed) {
+    logger.warn(
+      { context: 'Connections', limit, needed, listeners: budget.listeners, budget: budget.connections },
+      `the descriptor limit is ${limit}, below the ${needed} that MAX_IN_FLIGHT=${config.maxInFlight} needs: raise it (ulimit -n, LimitNOFILE=, a container's --ulimit nofile=) or lower MAX_IN_FLIGHT; until then the port has ${budget.listeners} listening sockets and connections past ${budget.connections} are answered 503`,
+    );
+  }
+  return budget;
 }

@@ -5,6 +5,7 @@ import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
 import { ShutdownState } from './health/shutdown-state';
+import { ConnectionBudget } from './http/connection-budget';
 import { Drain } from './http/drain';
 import { exitAfterLogs } from './logging/logging';
 import { Metrics } from './metrics/metrics';
@@ -50,7 +51,7 @@ export async function serve(
       logger.warn({ context: 'Tracing', err: error }, 'could not export the last spans'),
     );
   };
-  const publicPort = new PublicPort(server);
+  const publicPort = new PublicPort(server, app.get(ConnectionBudget).listeners);
   const shutdown = gracefulShutdown(
     publicPort,
     app.get(Drain),

@@ -6,6 +6,7 @@ import { Public } from '../auth/public.decorator';
 import { StoreCheck } from '../database/store-check';
 import { StoreOutage } from '../database/store-outage';
 import { ApiError } from '../errors/api-error';
+import { ConnectionBudget } from '../http/connection-budget';
 import { ErrorCode } from '../errors/error-codes';
 import { ShutdownState } from './shutdown-state';
 
@@ -13,7 +14,7 @@ import { ShutdownState } from './shutdown-state';
 const CHECK_TIMEOUT_MS = 1000;
 
 /** The body of a probe that fails: what is down, never why (the why is in the log). */
-function down(what: 'store' | 'process', status: 'down' | 'stopping'): object {
+function down(what: 'store' | 'process', status: 'down' | 'stopping' | 'full'): object {
   return { status: 'error', info: {}, error: { [what]: { status } }, details: { [what]: { status } } };
 }
 
@@ -28,8 +29,9 @@ function down(what: 'store' | 'process', status: 'down' | 'stopping'): object {
  * unable to take creates starts an outage, logged once, which StoreRecovery ends by itself.
  *
  * - `/health/live` (liveness): 200 whenever the process can answer at all, stopping included.
- * - `/health/ready` (readiness) and `/health`: 200 while the store is up and the process has not
- *   been asked to stop; 503 from the moment SIGTERM arrives, through SHUTDOWN_DELAY and the drain.
+ * - `/health/ready` (readiness) and `/health`: 200 while the store is up, the process has not
+ *   been asked to stop and has descriptors left for new connections (ConnectionBudget); 503 from
+ *   the moment SIGTERM arrives, through SHUTDOWN_DELAY and the drain.
  */
 @ApiExcludeController()
 @Controller('health')
@@ -40,6 +42,7 @@ export class HealthController {
     private readonly store: StoreCheck,
     private readonly outage: StoreOutage,
     private readonly shutdown: ShutdownState,
+    private readonly connections: ConnectionBudget,
   ) {}
 
   @Get()
@@ -60,6 +63,10 @@ export class HealthController {
     if (this.shutdown.requested) {
       response.status(503);
       return down('process', 'stopping');
+    }
+    if (this.connections.exhausted) {
+      response.status(503);
+      return down('process', 'full');
     }
     try {
       // An outage is in progress: creates fail, whatever a look at the store would say now.

@@ -57,6 +57,11 @@ export class AnswerOrder {
     return this.open.get(socket)?.active;
   }
 
+  /** How many connections are open. */
+  get size(): number {
+    return this.open.size;
+  }
+
   /** Every open connection. */
   connections(): IterableIterator<Connection> {
     return this.open.values();

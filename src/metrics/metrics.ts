@@ -60,6 +60,7 @@ export class Metrics {
   private readonly tokenLookups?: Counter<'result'>;
   private readonly rateLimited?: Counter;
   private readonly rateLimitStoreErrors?: Counter;
+  private readonly connectionsRefused?: Counter;
 
   /** Metrics that count nothing: METRICS_PORT is unset. */
   static off(): Metrics {
@@ -141,6 +142,11 @@ export class Metrics {
       help: 'Requests let through uncounted because the rate limit store (RATE_LIMIT_REDIS_URL, or the primary under WORKERS) did not answer',
       registers,
     });
+    this.connectionsRefused = new Counter({
+      name: 'plant_store_connections_refused_total',
+      help: 'Connections answered 503 at once because the descriptor budget was spent',
+      registers,
+    });
   }
 
   answered(answer: AnsweredRequest): void {
@@ -177,5 +183,9 @@ export class Metrics {
 
   rateLimitStoreFailed(): void {
     this.rateLimitStoreErrors?.inc();
+  }
+
+  connectionRefused(): void {
+    this.connectionsRefused?.inc();
   }
 }

@@ -14,8 +14,17 @@ import { listen as listenOn } from './listen';
 export const PUBLIC_LISTENERS = 512;
 
 /**
- * The public port: the HTTP server's own listening socket, and PUBLIC_LISTENERS - 1 more on the
- * same port (`reusePort`), each handing what it accepts to the HTTP server (its documented
+ * How many sockets listen on the public port with `limit` descriptors to spend: PUBLIC_LISTENERS,
+ * or an eighth of a smaller limit, so that most of it is left for connections.
+ */
+export function listenersWithin(limit: number | undefined): number {
+  if (limit === undefined) return PUBLIC_LISTENERS;
+  return Math.max(1, Math.min(PUBLIC_LISTENERS, Math.floor(limit / 8)));
+}
+
+/**
+ * The public port: the HTTP server's own listening socket, and `count` - 1 more on the same port
+ * (`reusePort`; `listenersWithin`), each handing what it accepts to the HTTP server (its documented
  * 'connection' event), so that every connection is the server's whichever socket took it.
  *
  * Another process may bind a port that is listened on with SO_REUSEPORT (if it runs as the same
@@ -29,7 +38,10 @@ export const PUBLIC_LISTENERS = 512;
 export class PublicPort {
   private readonly others: Server[] = [];
 
-  constructor(private readonly server: HttpServer) {}
+  constructor(
+    private readonly server: HttpServer,
+    private readonly count: number,
+  ) {}
 
   /** Every socket listening on the port: the HTTP server's first. */
   get listeners(): readonly Server[] {
@@ -44,7 +56,7 @@ export class PublicPort {
     const free = reserved ? port : await reservePort(port, host);
     // `exclusive`: in a cluster worker, these sockets are the worker's own, not the primary's.
     const address = await listenOn(this.server, { port: free, host, reusePort: true, exclusive: true });
-    for (let i = 1; i < PUBLIC_LISTENERS; i++) {
+    for (let i = 1; i < this.count; i++) {
       // As http.Server makes its own socket: half-open allowed (HTTP decides), no Nagle delay.
       const other = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
         this.server.emit('connection', socket);

@@ -41,6 +41,7 @@ function stdoutPipe(): { fd: number; stream: Readable; remove(): void } {
 /**
  * Starts the built server (`node dist/main.js`, as `npm run start:prod` does, less its memory
  * flags) on a free port and resolves once it listens. jest's global setup builds `dist/` first.
+ * `wrapper`: a command that runs it (`prlimit --nofile=…`), which must exec it in its place.
  */
 export function startServer(
   env: Record<string, string>,
@@ -48,9 +49,11 @@ export function startServer(
   cwd?: string,
   stdoutKind: StdoutKind = 'socket',
   main = MAIN,
+  wrapper: readonly string[] = [],
 ): Promise<ServerProcess> {
   const pipe = stdoutKind === 'pipe' ? stdoutPipe() : undefined;
-  const child = spawn(process.execPath, [main], {
+  const [command, ...args] = [...wrapper, process.execPath, main];
+  const child = spawn(command, args, {
     cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', pipe?.fd ?? 'pipe', 'pipe'],
