@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { jest } from '@jest/globals';
 import { LINGER_MS, SocketHandling, type SocketShortcuts } from '../fast-path/node-sockets';
-import { AnswerOrder } from './answer-order';
+import { AnswerOrder, MAX_WAITING } from './answer-order';
 import { Drain, DRAIN_IDLE_GRACE_MS } from './drain';
 
 /** Every socket shortcut of the cage, or none: Node's own handling. */
@@ -38,8 +38,15 @@ class FakeSocket extends EventEmitter {
     this.writableFinished = true;
     this.emit('finish');
   }
+  paused = false;
+  pause(): this {
+    this.paused = true;
+    return this;
+  }
   resume(): this {
     this.resumed = true;
+    this.paused = false;
+    this.emit('resume');
     return this;
   }
   destroy(): this {
@@ -96,17 +103,48 @@ function setUp(handling = new SocketHandling(CAGE)) {
   return { server, order, socket, ran, arrive };
 }
 
+/** Lets a turn of the event loop pass: a waiting request begins on the turn after the answer before it. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 describe('AnswerOrder', () => {
-  it('runs the requests of one connection one at a time, in order', () => {
+  it('runs the requests of one connection one at a time, in order', async () => {
     const { ran, arrive } = setUp();
     const first = arrive('/1');
     const second = arrive('/2');
     arrive('/3');
     expect(ran).toEqual(['/1']);
     first.response.answer();
+    await nextTurn();
     expect(ran).toEqual(['/1', '/2']);
     second.response.answer();
+    await nextTurn();
     expect(ran).toEqual(['/1', '/2', '/3']);
+  });
+
+  it('begins a waiting request on the next turn, and runs nothing that arrives meanwhile ahead of it', async () => {
+    const { ran, arrive } = setUp();
+    const first = arrive('/1');
+    arrive('/2');
+    first.response.answer();
+    arrive('/3');
+    expect(ran).toEqual(['/1']);
+    await nextTurn();
+    expect(ran).toEqual(['/1', '/2']);
+  });
+
+  it(`stops reading a connection on which ${MAX_WAITING} requests wait, and reads it again once half have run`, async () => {
+    const { ran, socket, arrive } = setUp();
+    const exchanges = Array.from({ length: MAX_WAITING + 1 }, (_, i) => arrive(`/${i}`));
+    expect(socket.paused).toBe(true);
+    // Node resumes it when it reads or throws away a request's body: paused again at once.
+    socket.resume();
+    expect(socket.paused).toBe(true);
+    for (let i = 0; i < MAX_WAITING / 2; i++) {
+      exchanges[i].response.answer();
+      await nextTurn();
+      expect(socket.paused).toBe(i < MAX_WAITING / 2 - 1);
+    }
+    expect(ran).toHaveLength(MAX_WAITING / 2 + 1);
   });
 
   it('writes a refusal of later bytes after every earlier answer, then closes the connection', () => {

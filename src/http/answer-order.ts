@@ -182,7 +182,7 @@ export class AnswerOrder {
       return;
     }
     const next = connection.waiting.shift();
-    if (connection.paused && connection.waiting.length < MAX_WAITING / 2) {
+    if (connection.paused && connection.waiting.length <= MAX_WAITING / 2) {
       connection.paused = false;
       connection.socket.resume();
     }
@@ -191,7 +191,18 @@ export class AnswerOrder {
     } else if (typeof next === 'function') {
       next();
     } else {
-      this.begin(connection, next.request, next.response);
+      // Held as the active one, so nothing that arrives meanwhile runs ahead of it; begun on the
+      // next turn, so that a connection's pipelined requests take turns with everyone else's
+      // instead of running back to back while its answers fit in the kernel's buffers.
+      connection.active = next.response;
+      setImmediate(() => {
+        if (connection.closing) {
+          connection.active = undefined;
+          next.request.resume();
+        } else {
+          this.begin(connection, next.request, next.response);
+        }
+      });
     }
   }
 
