@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config/configuration';
 import { SHUTDOWN_DEADLINE_MS } from '../../src/shutdown';
 
 const ROOT = join(__dirname, '../..');
@@ -64,6 +66,38 @@ describe('deploy/kubernetes/plant-store.yaml', () => {
         error: undefined,
       })),
     );
+  });
+
+  it("starts with the image's environment under the Deployment's, its secret file naming the store", () => {
+    const dockerfile = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const image = Object.fromEntries(
+      [...runtime.matchAll(/^ENV\s+((?:.*\\\n)*.*)$/gm)].flatMap(([, settings]) =>
+        settings
+          .split(/\s*\\\n\s*|\s+/)
+          .filter((pair) => pair.includes('='))
+          .map((pair) => pair.split('=', 2)),
+      ),
+    ) as Record<string, string>;
+    expect(image).toMatchObject({ PORT: '3000', METRICS_PORT: '9464' });
+    const [container] = documents[0].object.spec.template!.spec.containers;
+    const secrets = mkdtempSync(join(tmpdir(), 'plant-store-secret-'));
+    try {
+      const env: Record<string, string> = { ...image };
+      for (const { name, value } of container.env) {
+        if (!name.endsWith('_FILE')) {
+          env[name] = value ?? '';
+          continue;
+        }
+        // The mounted Secret, here in a folder of the test's own.
+        const file = join(secrets, name);
+        writeFileSync(file, 'postgres://plant_store:secret@db.example:5432/plant_store\n');
+        env[name] = file;
+      }
+      expect(loadConfig(env).database).toMatchObject({ type: 'postgres' });
+    } finally {
+      rmSync(secrets, { recursive: true, force: true });
+    }
   });
 
   it('probes the service as it answers, and gives the drain the time it takes', () => {
