@@ -1,6 +1,8 @@
 // `npm run token` and `npm run plants` run the built commands (dist/), as production does, where
 // no compiler is installed. Straight after `npm ci` there is no build yet: this makes one first,
 // its output on stderr so that a command's own output (a token on the last line) stays alone.
+// The scripts call it only when the command is not built, so that a production install, which
+// holds dist/ and no scripts/, runs them too.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 

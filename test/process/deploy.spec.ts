@@ -141,7 +141,8 @@ describe("deploy/Dockerfile's production install", () => {
   });
   afterAll(() => rmSync(app, { recursive: true, force: true }));
 
-  it('installs no compiler, and the service and its commands run from dist/ with it', async () => {
+  // npm ci fetches and unpacks every production dependency: minutes on a loaded machine.
+  it('installs no compiler, and the service and its commands run from dist/ with it, through npm too', async () => {
     const last = finalStage();
     const copied = last
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
@@ -158,7 +159,7 @@ describe("deploy/Dockerfile's production install", () => {
       .flatMap((i) => i.args.split('&&').map((command) => command.trim()))
       .find((command) => command.startsWith('npm ci'))!;
     expect(install).toMatch(/^npm ci --omit=dev\b/);
-    const installed = spawnSync(install, { cwd: app, shell: true, encoding: 'utf8', timeout: 120_000 });
+    const installed = spawnSync(install, { cwd: app, shell: true, encoding: 'utf8', timeout: 240_000 });
     expect(installed.stderr.split('\n').filter((line) => /ERR!/.test(line))).toEqual([]);
     expect(installed.status).toBe(0);
     for (const compiler of ['typescript', 'ts-node', '@swc/core']) {
@@ -180,6 +181,20 @@ describe("deploy/Dockerfile's production install", () => {
     expect(store.status).toBe(0);
     const plants = spawnSync(process.execPath, ['dist/cli/plants.js', 'export'], { cwd: app, env, encoding: 'utf8' });
     expect([plants.status, plants.stdout]).toEqual([0, '']);
+    // As the docs give them: through npm, in an install that holds dist/ and no scripts/.
+    const npmToken = spawnSync('npm', ['run', '--silent', 'token', '--', 'create', 'through-npm'], {
+      cwd: app,
+      env,
+      encoding: 'utf8',
+    });
+    expect([npmToken.status, npmToken.stderr]).toEqual([0, '']);
+    expect(npmToken.stdout.trimEnd().split('\n').at(-1)).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
+    const npmPlants = spawnSync('npm', ['run', '--silent', 'plants', '--', 'export'], {
+      cwd: app,
+      env,
+      encoding: 'utf8',
+    });
+    expect([npmPlants.status, npmPlants.stdout]).toEqual([0, '']);
 
     const cmd = JSON.parse(last.find((i) => i.keyword === 'CMD')!.args) as string[];
     const port = await freePort();
@@ -199,7 +214,7 @@ describe("deploy/Dockerfile's production install", () => {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     }
-  });
+  }, 300_000);
 });
 
 describe('deploy/plant-store.service', () => {
