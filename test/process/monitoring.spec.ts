@@ -51,6 +51,12 @@ function exported(scrape: string): Set<string> {
 }
 
 describe('the alert rules and the dashboard', () => {
+  it("the dashboard declares only the inputs its queries use (the data source is its own variable's)", () => {
+    const text = readFileSync(DASHBOARD, 'utf8');
+    const { __inputs: inputs = [] } = JSON.parse(text) as { __inputs?: { name: string }[] };
+    expect(inputs.filter(({ name }) => !text.includes(`\${${name}}`))).toEqual([]);
+  });
+
   let database: TestDatabase;
   beforeAll(async () => {
     database = await freshDatabase();
