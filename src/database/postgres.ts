@@ -379,7 +379,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     Promise.reject(
       new StoreCommandError(
         'a PostgreSQL store is backed up with PostgreSQL\'s own tools: pg_dump --format=custom --file=FILE "$DATABASE_URL" ' +
-          '(and restored with pg_restore --dbname "$DATABASE_URL" FILE)',
+          '(and restored, every instance stopped, with pg_restore --clean --if-exists --single-transaction --dbname "$DATABASE_URL" FILE)',
       ),
     ),
   serve: () => undefined,
