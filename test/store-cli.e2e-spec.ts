@@ -79,14 +79,14 @@ describe('node dist/cli/store.js', () => {
     const refused = await store('revert');
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(
-      /^store: reverting CreatePlantStore\w+ would drop plant \(2 rows\), api_token \(1 row\) in .+; nothing was changed\. .*node dist\/cli\/store\.js revert --drop-data\n$/,
+      /^store: reverting CreatePlantStore\w+ would drop api_token \(1 row\), plant \(2 rows\) in .+; nothing was changed\. .*node dist\/cli\/store\.js revert --drop-data\n$/,
     );
     expect((await store('status')).stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
 
     const dropped = await store('revert', '--drop-data');
     expect(dropped.code).toBe(0);
     expect(dropped.stdout).toMatch(
-      /\nreverted: CreatePlantStore\w+\ndropped: plant \(2 rows\)\ndropped: api_token \(1 row\)\n$/,
+      /\nreverted: CreatePlantStore\w+\ndropped: api_token \(1 row\)\ndropped: plant \(2 rows\)\n$/,
     );
     expect((await store('status')).stdout).toMatch(/\napplied: none\npending: CreatePlantStore\w+\n$/);
     expect((await store('revert', '--force')).code).toBe(2);

@@ -15,6 +15,7 @@ import {
   applyPendingMigrations,
   backupStore,
   describeStore,
+  type Dropped,
   lostByRevert,
   migrationStatus,
   openStore,
@@ -29,8 +30,8 @@ const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <
   migrate   apply the pending migrations (the server also does this when it starts)
   revert [--drop-data]
             revert the last applied migration (before running the version before it); when
-            that would drop tables that hold rows, it says how many and changes nothing,
-            unless --drop-data says to throw them away
+            that would drop a table that holds rows or a column that holds values, it says how
+            many and changes nothing, unless --drop-data says to throw them away
   backup FILE
             SQLite: copy the store, while the server runs, to FILE (new, owner-only);
             PostgreSQL: says how to use pg_dump
@@ -42,8 +43,11 @@ const list = (names: readonly string[]): string => (names.length === 0 ? 'none' 
 /** The operator's explicit word that a revert may throw rows away. */
 const DROP_DATA = '--drop-data';
 
-const rowsOf = ({ table, rows }: { table: string; rows: number }): string =>
-  `${table} (${rows} ${rows === 1 ? 'row' : 'rows'})`;
+/** `plant (2 rows)`, or for a column of a table that stays, `plant.note (1 value)`. */
+function describeDropped({ table, column, count }: Dropped): string {
+  const unit = column === undefined ? 'row' : 'value';
+  return `${column === undefined ? table : `${table}.${column}`} (${count} ${count === 1 ? unit : `${unit}s`})`;
+}
 
 /** Opens the store without migrating it, for `work`; `anyVersion`: even one ahead of this version. */
 async function withStore(
@@ -96,19 +100,22 @@ async function main(args: readonly string[]): Promise<void> {
     });
   } else {
     await withStore(database, async (dataSource) => {
-      const lost = await lostByRevert(dataSource);
-      if (lost === undefined) throw new OperatorError(`${where} has no migration to revert`);
-      const holding = lost.tables.filter(({ rows }) => rows > 0);
-      if (holding.length > 0 && !dropData) {
-        const what = holding.map(rowsOf).join(', ');
-        throw new OperatorError(
-          `reverting ${lost.migration} would drop ${what} in ${where}; nothing was changed. ` +
-            `Back the store up first; to revert anyway, throwing them away: node dist/cli/store.js revert ${DROP_DATA}`,
-        );
-      }
-      await revertLastMigration(database, dataSource);
-      const dropped = holding.map((table) => `\ndropped: ${rowsOf(table)}`);
-      process.stdout.write(`store: ${where}\nreverted: ${lost.migration}${dropped.join('')}\n`);
+      let reverted = '';
+      let dropped: Dropped[] = [];
+      await revertLastMigration(database, dataSource, async (runner) => {
+        const lost = await lostByRevert(dataSource, runner);
+        if (lost === undefined) throw new OperatorError(`${where} has no migration to revert`);
+        reverted = lost.migration;
+        dropped = lost.dropped.filter(({ count }) => count > 0);
+        if (dropped.length > 0 && !dropData) {
+          throw new OperatorError(
+            `reverting ${lost.migration} would drop ${dropped.map(describeDropped).join(', ')} in ${where}; nothing was changed. ` +
+              `Back the store up first; to revert anyway, throwing them away: node dist/cli/store.js revert ${DROP_DATA}`,
+          );
+        }
+      });
+      const lines = dropped.map((what) => `\ndropped: ${describeDropped(what)}`);
+      process.stdout.write(`store: ${where}\nreverted: ${reverted}${lines.join('')}\n`);
     });
   }
 }

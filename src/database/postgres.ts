@@ -369,9 +369,10 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
         return executor.executePendingMigrations();
       })
     ).map((migration) => migration.name),
-  revert: (dataSource) =>
+  revert: (dataSource, _database, approve) =>
     underMigrationLock(dataSource, async (executor, runner) => {
       if (!(await serversAbsent(runner))) throw new StoreCommandError(SERVER_RUNNING);
+      await approve(runner);
       await executor.undoLastMigration();
     }),
   holdServerLock: holdPostgresServerLock,

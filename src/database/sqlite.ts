@@ -337,8 +337,16 @@ export const SQLITE: StoreKind<SqliteConfig> = {
     }
   },
   // The file lock serialises it with any other process's writes.
-  revert: (dataSource, database) =>
-    withoutServers(database, () => dataSource.undoLastMigration({ transaction: 'each' })),
+  revert: (dataSource, database, approve) =>
+    withoutServers(database, async () => {
+      const runner = dataSource.createQueryRunner();
+      try {
+        await approve(runner);
+      } finally {
+        await runner.release();
+      }
+      await dataSource.undoLastMigration({ transaction: 'each' });
+    }),
   // A promise that rejects with what the lock's opening throws.
   holdServerLock: (database) => new Promise((resolve) => resolve(sqliteServerLock(database))),
   /**

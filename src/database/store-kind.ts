@@ -1,4 +1,4 @@
-import type { DataSource, DataSourceOptions } from 'typeorm';
+import type { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 
 /** The entity classes of the store's tables (`src/entities.ts`). */
@@ -47,9 +47,10 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   /**
    * Reverts the last applied migration, under the same lock as migrate, and only while no server
    * holds the store (StoreCommandError otherwise): a server would go on running on tables that
-   * are gone.
+   * are gone. `approve` runs first, under that lock, on the connection the revert uses; it
+   * refuses by throwing, and then nothing is changed.
    */
-  revert(dataSource: DataSource, database: C): Promise<void>;
+  revert(dataSource: DataSource, database: C, approve: (runner: QueryRunner) => Promise<void>): Promise<void>;
   /**
    * Held by a server for as long as it runs (released when it exits, however it exits), so that
    * an operator's command can tell that one is running on the store.

@@ -5,7 +5,7 @@ import { jest } from '@jest/globals';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
+import { alterStore, freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
 import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
 import { run } from '../support/spawn';
 
@@ -51,7 +51,6 @@ function newerBuild(change: Change): Build {
       `"use strict";
 class TestMigration {
   name = ${JSON.stringify(migration.name)};
-  revertDrops = [];
   async up(runner) { await runner.query(${JSON.stringify(migration.up)}); }
   async down(runner) { await runner.query(${JSON.stringify(migration.down)}); }
 }
@@ -144,6 +143,28 @@ describe(`upgrades across two builds (${testStoreKind()})`, () => {
       await stopServer(next);
       expect((await storeCommand(newer, 'revert')).stdout).toMatch(/\nreverted: ExpandPlantNote1899999999999\n$/);
       expect(await create(await start(TODAY), 5)).toBe(200);
+    } finally {
+      newer.remove();
+    }
+  });
+
+  it('reverting a migration that drops a column with values: refused, saying how many, unless --drop-data', async () => {
+    const newer = newerBuild('compatible');
+    try {
+      expect((await storeCommand(newer, 'migrate')).code).toBe(0);
+      await alterStore(
+        database.url,
+        `INSERT INTO "plant" ("id", "name", "note") VALUES (1, 'noted', 'kept'), (2, 'plain', NULL)`,
+      );
+      const refused = await storeCommand(newer, 'revert');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(
+        /^store: reverting ExpandPlantNote1899999999999 would drop plant\.note \(1 value\) in .+; nothing was changed\. /,
+      );
+      expect((await storeCommand(newer, 'status')).stdout).toMatch(/applied: .*ExpandPlantNote1899999999999\n/);
+      const dropped = await storeCommand(newer, 'revert', '--drop-data');
+      expect(dropped.code).toBe(0);
+      expect(dropped.stdout).toMatch(/\nreverted: ExpandPlantNote1899999999999\ndropped: plant\.note \(1 value\)\n$/);
     } finally {
       newer.remove();
     }

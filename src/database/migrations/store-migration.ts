@@ -1,5 +1,3 @@
-import type { MigrationInterface } from 'typeorm';
-
 /**
  * Whether a migration keeps older versions working is said once, in its name, so that a version
  * that does not know the migration can tell from the store's migrations table alone: a name that
@@ -10,10 +8,4 @@ import type { MigrationInterface } from 'typeorm';
  */
 export function isCompatible(migrationName: string): boolean {
   return migrationName.startsWith('Expand');
-}
-
-/** A migration of the store, with what an operator must know before reverting it. */
-export interface StoreMigration extends MigrationInterface {
-  /** The tables whose rows its `down` throws away: `store.js revert` counts them first. */
-  readonly revertDrops: readonly string[];
 }
