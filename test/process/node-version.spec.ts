@@ -51,6 +51,14 @@ const old = oldNode();
     }
   });
 
+  it('npm test stops at once with one line naming the version and scripts/node.sh, running no suite', async () => {
+    const result = await run(old!, [join(ROOT, 'node_modules/jest/bin/jest.js'), '--selectProjects', 'unit'], env);
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/needs Node\.js 22\.12 or newer.*scripts\/node\.sh/);
+  });
+
   it.each([
     ['the server', [MAIN]],
     ['the token command', [TOKEN_CLI, 'list']],
