@@ -70,6 +70,8 @@ export default {
     },
     // Needs Debian's PostgreSQL and PgBouncer, and makes servers of its own: `npm run test:failover`.
     { ...common, displayName: 'failover', testMatch: ['<rootDir>/test/failover/**/*.spec.ts'] },
+    // Needs Debian's podman and debootstrap, and the network to the registries: `npm run test:container`.
+    { ...common, displayName: 'container', testMatch: ['<rootDir>/test/container/**/*.spec.ts'] },
     // Needs Debian's chromium, so only `npm run test:browser` runs it.
     { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
   ],
