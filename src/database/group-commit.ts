@@ -130,6 +130,7 @@ export class GroupCommit<T, R> {
   private async commit(batch: Waiter<T, R>[]): Promise<void> {
     let results: readonly R[];
     const started = process.hrtime.bigint();
+    const epoch = this.options.outage.epoch;
     try {
       results = await tracedBatch('store commit', batch, async () =>
         this.options.write(batch.map((waiter) => waiter.item)),
@@ -142,7 +143,7 @@ export class GroupCommit<T, R> {
         this.schedule(busy.retryMs);
         return;
       }
-      if (error instanceof StoreUnavailableError) this.options.outage.failed(error);
+      if (error instanceof StoreUnavailableError) this.options.outage.failed(error, epoch);
       for (const waiter of batch) waiter.reject(error);
       return;
     }

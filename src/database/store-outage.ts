@@ -9,7 +9,8 @@ export interface OutageLog {
 
 /**
  * Logs a store outage twice: when it starts (the first failure, with its cause) and when it
- * ends (with its length). Every request that meets the outage answers 503, but none writes a
+ * ends (with its length). A failure of an attempt that began before the store came back (a
+ * create waiting on a connection since the outage) starts no new one. Every request that meets the outage answers 503, but none writes a
  * log line of its own beyond its request line: an outage of a minute under load would otherwise
  * write a stack trace per request. Any store operation, and the health check, may report a
  * failure; only evidence that the store takes writes ends it: a durable create, or StoreRecovery's
@@ -24,6 +25,7 @@ export interface OutageLog {
 export class StoreOutage {
   private since?: number;
   private lost = false;
+  private recoveries = 0;
   private readonly listeners: (() => void)[] = [];
 
   constructor(
@@ -41,6 +43,15 @@ export class StoreOutage {
     return this.lost;
   }
 
+  /**
+   * How many times the store has come back: an attempt notes it as it begins, so that its
+   * failure, if the store came back meanwhile, is known for news of a store that has since
+   * recovered, and starts no new outage.
+   */
+  get epoch(): number {
+    return this.recoveries;
+  }
+
   /** Calls `listener` each time an outage starts. */
   onStart(listener: () => void): void {
     this.listeners.push(listener);
@@ -55,23 +66,28 @@ export class StoreOutage {
     this.lost = true;
   }
 
-  /** Reports `error` if it means the store is unavailable; hands it back either way. */
-  report(error: unknown): unknown {
-    if (error instanceof StoreUnavailableError) this.failed(error);
+  /**
+   * Reports `error` if it means the store is unavailable; hands it back either way. `epoch`:
+   * when the attempt that failed began (`this.epoch` then); by default, now.
+   */
+  report(error: unknown, epoch = this.epoch): unknown {
+    if (error instanceof StoreUnavailableError) this.failed(error, epoch);
     return error;
   }
 
-  /** `work`, with a failure that means the store is unavailable reported on its way through. */
+  /** `work`, begun now, with a failure that means the store is unavailable reported on its way through. */
   async watch<T>(work: Promise<T>): Promise<T> {
+    const epoch = this.epoch;
     try {
       return await work;
     } catch (error) {
-      throw this.report(error);
+      throw this.report(error, epoch);
     }
   }
 
-  failed(error: StoreUnavailableError): void {
-    if (this.since !== undefined) return;
+  /** An attempt begun at `epoch` (by default, now) found the store unavailable. */
+  failed(error: StoreUnavailableError, epoch = this.epoch): void {
+    if (this.since !== undefined || epoch < this.recoveries) return;
     this.since = Date.now();
     this.metrics?.storeAvailable(false);
     const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : undefined;
@@ -90,6 +106,7 @@ export class StoreOutage {
     if (this.since === undefined || this.lost) return;
     const durationMs = Date.now() - this.since;
     this.since = undefined;
+    this.recoveries++;
     this.metrics?.storeAvailable(true);
     this.logger?.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });
   }

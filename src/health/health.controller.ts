@@ -6,12 +6,32 @@ import { Public } from '../auth/public.decorator';
 import { StoreCheck } from '../database/store-check';
 import { StoreOutage } from '../database/store-outage';
 import { ApiError } from '../errors/api-error';
+import { StoreUnavailableError } from '../errors/store-unavailable.error';
 import { ConnectionBudget } from '../http/connection-budget';
 import { ErrorCode } from '../errors/error-codes';
 import { ShutdownState } from './shutdown-state';
 
 /** How long the store may take to answer the health check. */
 const CHECK_TIMEOUT_MS = 1000;
+
+/**
+ * `check`, or a StoreUnavailableError once `ms` have passed without its answer: a store too slow
+ * to answer the check is down, and its outage starts (terminus's own timeout tells nobody).
+ */
+async function answersWithin(check: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StoreUnavailableError(`the store did not answer the health check within ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    await Promise.race([check, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The body of a probe that fails: what is down, never why (the why is in the log). */
 function down(what: 'store' | 'process', status: 'down' | 'stopping' | 'full'): object {
@@ -79,17 +99,15 @@ export class HealthController {
   }
 
   private storeIndicator() {
-    return this.indicators
-      .check('store')
-      .attempt(async () => {
-        try {
-          await this.store.ready();
-        } catch (error) {
-          this.outage.report(error);
-          throw error;
-        }
-      })
-      .withTimeout(CHECK_TIMEOUT_MS);
+    return this.indicators.check('store').attempt(async () => {
+      const epoch = this.outage.epoch;
+      try {
+        await answersWithin(this.store.ready(), CHECK_TIMEOUT_MS);
+      } catch (error) {
+        this.outage.report(error, epoch);
+        throw error;
+      }
+    });
   }
 
   /** Any other method: 405, as on /plants. Declared below the GETs, which Express tries first. */

@@ -22,13 +22,14 @@ export class PostgresTokenStore implements TokenStore {
   }
 
   private async findMany(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
+    const epoch = this.outage.epoch;
     try {
       return await withPooledClient(this.dataSource, async (client) => {
         const result = await boundedQuery<TokenRecord & { hash: string }>(client, { text: LOOKUP, values: [hashes] });
         return new Map(result.rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
       });
     } catch (error) {
-      throw this.outage.report(postgresFailure(error));
+      throw this.outage.report(postgresFailure(error), epoch);
     }
   }
 }
