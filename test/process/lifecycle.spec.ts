@@ -121,8 +121,14 @@ describeOnSqlite('the server process', () => {
     expect(await waitForWorkers(server, 3)).toBe(3); // a third worker took the dead one's place
     for (let id = 2010; id < 2020; id++) expect((await create(id)).status).toBe(200);
 
+    // The primary exits as soon as its last line is written, nothing left to hold it.
+    let lastLineAt = 0;
+    server.stdout.on('data', () => {
+      if (lastLineAt === 0 && server.output().includes('stopped: every worker has exited')) lastLineAt = Date.now();
+    });
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
+    expect(Date.now() - lastLineAt).toBeLessThan(1_000);
     // The primary says it listens once, not again for the replacement, and ends with a line of its own.
     expect(server.output().match(/with 2 workers/g)).toHaveLength(1);
     expect(server.output()).toMatch(/worker \d+ serving in place of the one that exited/);
