@@ -1,0 +1,125 @@
+/**
+ * A synchronous standby that stops answering (frozen, as a stalled VM or a full disk leaves it):
+ * every commit on the primary waits for it. The service, directly or through PgBouncer in
+ * transaction mode, answers creates 503 within its commit bound, is unready from the first probe
+ * that finds commits waiting until they complete again, and logs one outage each way. Directly,
+ * it leaves no server connection waiting on the standby once its client has been answered (it
+ * cancels the wait); PgBouncer does not pass that cancel on.
+ */
+import { jest } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { pgbouncerPath, startPgBouncer, type PgBouncer } from '../../scripts/pgbouncer.mjs';
+import { type Cluster, postgresBin, TestClusters } from '../support/pg-cluster';
+import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
+import { readyAgain } from '../support/probes';
+import { sleep } from '../support/sockets';
+
+jest.setTimeout(180_000);
+
+const bin = postgresBin();
+const runs = bin !== undefined && pgbouncerPath() !== undefined;
+
+/** Stops (`STOP`) or resumes (`CONT`) every process of `cluster`. */
+function freeze(cluster: Cluster, signal: 'STOP' | 'CONT'): void {
+  const postmaster = String(cluster.pid());
+  const children = execFileSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).trim().split('\n');
+  for (const pid of [postmaster, ...children]) process.kill(Number(pid), `SIG${signal}`);
+}
+
+(runs ? describe : describe.skip).each(['directly', 'through PgBouncer'])(
+  'a synchronous standby that stops answering, %s',
+  (path) => {
+    let clusters: TestClusters;
+    let primary: Cluster;
+    let standby: Cluster;
+    let pooler: PgBouncer;
+    let server: ServerProcess | undefined;
+    let frozen = false;
+
+    beforeAll(async () => {
+      clusters = new TestClusters(bin!);
+      primary = await clusters.primary('primary');
+      primary.start();
+      standby = await clusters.standbyOf(primary, 'standby1');
+      standby.start();
+      primary.configure(["synchronous_standby_names = 'standby1'", 'synchronous_commit = on']);
+      for (let i = 0; i < 100; i++) {
+        const rows = await primary.query<{ sync_state: string }>('SELECT sync_state FROM pg_stat_replication');
+        if (rows[0]?.sync_state === 'sync') break;
+        await sleep(100);
+      }
+      expect(await primary.query('SELECT sync_state FROM pg_stat_replication')).toEqual([{ sync_state: 'sync' }]);
+      await primary.query("CREATE DATABASE plants ENCODING 'UTF8' TEMPLATE template0");
+      pooler = await startPgBouncer({ upstream: primary.url(), mode: 'transaction', serverLoginRetry: 1 });
+    });
+
+    afterAll(async () => {
+      if (frozen) freeze(standby, 'CONT');
+      if (server !== undefined) await stopServer(server);
+      await pooler?.close();
+      clusters?.remove();
+    });
+
+    it('answers creates 503 within the commit bound, is unready until commits complete, one outage each way, no connection left waiting', async () => {
+      const url = path === 'directly' ? primary.url('plants') : pooler.url('plants');
+      const token = await createToken(url, 'synchronous');
+      server = await startServer({ DATABASE_URL: url });
+      const running = server;
+      const create = async (id: number): Promise<{ answer: number; ms: number }> => {
+        const began = Date.now();
+        const response = await fetch(`${running.url}/plants`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ id, name: 'synchronous' }),
+        });
+        const answer = response.status === 200 ? 200 : ((await response.json()) as { error: number }).error;
+        return { answer, ms: Date.now() - began };
+      };
+      const ready = async (): Promise<number> => (await fetch(`${running.url}/health/ready`)).status;
+      const waiting = async (): Promise<number> =>
+        Number(
+          (
+            await primary.query<{ n: string }>(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'plants' AND wait_event = 'SyncRep'",
+            )
+          )[0].n,
+        );
+      const lines = (what: 'started' | 'ended'): number =>
+        running
+          .output()
+          .split('\n')
+          .filter((line) => line.includes(`store outage ${what}`)).length;
+
+      expect((await create(1)).answer).toBe(200);
+      expect(await ready()).toBe(200);
+
+      freeze(standby, 'STOP');
+      frozen = true;
+      // The first probe after the freeze finds its own commit waiting, and says so.
+      expect(await ready()).toBe(503);
+      const creates = await Promise.all(Array.from({ length: 20 }, (_, i) => create(100 + i)));
+      expect(creates.map(({ answer }) => answer)).toEqual(Array.from({ length: 20 }, () => 503));
+      // The commit bound is 3 s; the connection's own answer bound (7 s) is what ended them before.
+      expect(Math.max(...creates.map(({ ms }) => ms))).toBeLessThan(6_000);
+      // Unready while commits cannot complete: no probe says otherwise.
+      for (let i = 0; i < 5; i++) {
+        expect(await ready()).toBe(503);
+        await sleep(500);
+      }
+      // Nothing sent for longer than the commit bound: every backend left waiting for the standby
+      // was cancelled once its client was answered; only the check that looks for the store's
+      // return, once a second, may be waiting now.
+      await sleep(4_500);
+      if (path === 'directly') expect(await waiting()).toBeLessThanOrEqual(1);
+      expect(lines('started')).toBe(1);
+      expect(lines('ended')).toBe(0);
+
+      freeze(standby, 'CONT');
+      frozen = false;
+      expect(await readyAgain(running.url, 10_000)).toBeLessThan(10_000);
+      expect((await create(2)).answer).toBe(200);
+      expect(lines('started')).toBe(1);
+      expect(lines('ended')).toBe(1);
+    });
+  },
+);
