@@ -176,7 +176,10 @@ export async function boundedQuery<R extends QueryResultRow>(
   return result.value;
 }
 
-/** `COMMIT` on `client`, once `after` has settled given POSTGRES_COMMIT_WAIT_MS, then cancelled. */
+/**
+ * `COMMIT` on `client`, given up (and cancelled) when it has not returned POSTGRES_COMMIT_WAIT_MS
+ * after `after`, the statement before it, settled.
+ */
 function commitWithin(client: PoolClient, after: Promise<unknown>): Promise<unknown> {
   const committed = client.query(within({ text: 'COMMIT' }, POSTGRES_ANSWER_WAIT_MS));
   let timer: NodeJS.Timeout | undefined;
