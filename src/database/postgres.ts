@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect } from 'node:net';
 import pg, {
   DatabaseError,
   type Pool,
@@ -40,15 +39,13 @@ const POSTGRES_ANSWER_WAIT_MS = POSTGRES_POOL_WAIT_MS + POSTGRES_STATEMENT_TIMEO
 
 /**
  * A `COMMIT` that has not returned this long after its statement finished is given up (503) and
- * cancelled. PostgreSQL stops a statement's timeout before the commit, so nothing of its own
- * bounds a commit that waits for a synchronous standby, and its backend waits on after the
- * client is gone; cancelled, it leaves the wait (the commit stands, as with a connection lost
- * during it: a retry of the same plant answers 200).
+ * its connection dropped. PostgreSQL stops a statement's timeout before the commit, so nothing
+ * of its own bounds a commit that waits for a synchronous standby. Its backend waits on until
+ * the standby answers, and the commit then stands, as with a connection lost during it: a retry
+ * of the same plant answers 200. (A cancel would end that wait directly, but PgBouncer 1.18 in
+ * transaction mode stopped serving the database after one.)
  */
 export const POSTGRES_COMMIT_WAIT_MS = POSTGRES_STATEMENT_TIMEOUT_MS;
-
-/** At most how long a cancel of a commit given up waits to be taken, before the caller goes on. */
-const CANCEL_WAIT_MS = 1_000;
 
 /**
  * SQLSTATE classes and codes that mean "the store cannot take a create now", as opposed to a bug
@@ -177,63 +174,29 @@ export async function boundedQuery<R extends QueryResultRow>(
 }
 
 /**
- * `COMMIT` on `client`, given up (and cancelled) when it has not returned POSTGRES_COMMIT_WAIT_MS
- * after `after`, the statement before it, settled.
+ * `COMMIT` on `client`, given up when it has not returned POSTGRES_COMMIT_WAIT_MS after `after`,
+ * the statement before it, settled.
  */
 function commitWithin(client: PoolClient, after: Promise<unknown>): Promise<unknown> {
   const committed = client.query(within({ text: 'COMMIT' }, POSTGRES_ANSWER_WAIT_MS));
+  // What the commit says once it was given up is of no one's concern.
+  committed.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
-  let givenUp = false;
   const late = new Promise<never>((_, reject) => {
     const start = (): void => {
-      timer = setTimeout(() => {
-        givenUp = true;
-        // Rejected once the cancel has been handed over, before the caller drops the connection.
-        void cancelQuery(client).then(() =>
+      timer = setTimeout(
+        () =>
           reject(
             new StoreUnavailableError(
               `the commit did not complete within ${POSTGRES_COMMIT_WAIT_MS} ms (waiting for a synchronous standby?)`,
             ),
           ),
-        );
-      }, POSTGRES_COMMIT_WAIT_MS);
+        POSTGRES_COMMIT_WAIT_MS,
+      );
     };
     after.then(start, start);
   });
-  // A commit that returns once given up (the cancel ends its wait, not the standby) is no answer.
-  const inTime = committed.then((value) => (givenUp ? late : value));
-  inTime.catch(() => undefined);
-  return Promise.race([inTime, late]).finally(() => clearTimeout(timer));
-}
-
-/**
- * Asks the server to cancel what `client`'s connection runs: PostgreSQL's CancelRequest (16
- * bytes on a connection of its own). Hand-written: node-pg cancels only a query object it still
- * holds. Through PgBouncer in transaction mode it is taken but not passed on: the server
- * connection waits on until the standby answers, while the service has answered 503.
- */
-function cancelQuery(client: PoolClient): Promise<void> {
-  const { processID, secretKey, host, port } = client as PoolClient & {
-    processID?: number;
-    secretKey?: number;
-    host?: string;
-    port?: number;
-  };
-  if (typeof processID !== 'number' || typeof secretKey !== 'number') return Promise.resolve();
-  const request = Buffer.alloc(16);
-  request.writeInt32BE(16, 0);
-  request.writeInt32BE(80877102, 4);
-  request.writeInt32BE(processID, 8);
-  request.writeInt32BE(secretKey, 12);
-  return new Promise((resolve) => {
-    const socket = host?.startsWith('/') === true ? connect(`${host}/.s.PGSQL.${port}`) : connect(port ?? 5432, host);
-    // The server closes the connection once it has taken the request; a server that does not
-    // answer holds the caller no longer than this.
-    socket.setTimeout(CANCEL_WAIT_MS, () => socket.destroy());
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve());
-    socket.end(request);
-  });
+  return Promise.race([committed, late]).finally(() => clearTimeout(timer));
 }
 
 /** Every transaction TypeORM starts (operator commands, migrations) gets the same bounds. */

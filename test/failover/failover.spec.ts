@@ -45,19 +45,7 @@ async function create(url: string, token: string, id: number, name: string): Pro
 
   beforeAll(async () => {
     clusters = new TestClusters(bin!);
-    primary = await clusters.primary('primary');
-    primary.start();
-    standby = await clusters.standbyOf(primary, 'standby1');
-    standby.start();
-    // Only now, so that the standby's copy does not wait for a standby of its own once promoted.
-    primary.configure(["synchronous_standby_names = 'standby1'", 'synchronous_commit = on']);
-    for (let i = 0; i < 100; i++) {
-      const rows = await primary.query<{ sync_state: string }>('SELECT sync_state FROM pg_stat_replication');
-      if (rows[0]?.sync_state === 'sync') break;
-      await sleep(100);
-    }
-    expect(await primary.query('SELECT sync_state FROM pg_stat_replication')).toEqual([{ sync_state: 'sync' }]);
-    await primary.query("CREATE DATABASE plants ENCODING 'UTF8' TEMPLATE template0");
+    ({ primary, standby } = await clusters.synchronousPair());
     // A sub-second login retry, as the operations guide recommends: PgBouncer's default waits 15 s.
     pooler = await startPgBouncer({ upstream: primary.url(), mode: 'transaction', serverLoginRetry: 1 });
   });

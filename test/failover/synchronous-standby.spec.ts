@@ -2,9 +2,8 @@
  * A synchronous standby that stops answering (frozen, as a stalled VM or a full disk leaves it):
  * every commit on the primary waits for it. The service, directly or through PgBouncer in
  * transaction mode, answers creates 503 within its commit bound, is unready from the first probe
- * that finds commits waiting until they complete again, and logs one outage each way. Directly,
- * it leaves no server connection waiting on the standby once its client has been answered (it
- * cancels the wait); PgBouncer does not pass that cancel on.
+ * that finds commits waiting until they complete again, logs one outage each way, and is ready
+ * again by itself once the standby answers.
  */
 import { jest } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -38,18 +37,7 @@ function freeze(cluster: Cluster, signal: 'STOP' | 'CONT'): void {
 
     beforeAll(async () => {
       clusters = new TestClusters(bin!);
-      primary = await clusters.primary('primary');
-      primary.start();
-      standby = await clusters.standbyOf(primary, 'standby1');
-      standby.start();
-      primary.configure(["synchronous_standby_names = 'standby1'", 'synchronous_commit = on']);
-      for (let i = 0; i < 100; i++) {
-        const rows = await primary.query<{ sync_state: string }>('SELECT sync_state FROM pg_stat_replication');
-        if (rows[0]?.sync_state === 'sync') break;
-        await sleep(100);
-      }
-      expect(await primary.query('SELECT sync_state FROM pg_stat_replication')).toEqual([{ sync_state: 'sync' }]);
-      await primary.query("CREATE DATABASE plants ENCODING 'UTF8' TEMPLATE template0");
+      ({ primary, standby } = await clusters.synchronousPair());
       pooler = await startPgBouncer({ upstream: primary.url(), mode: 'transaction', serverLoginRetry: 1 });
     });
 
@@ -60,7 +48,7 @@ function freeze(cluster: Cluster, signal: 'STOP' | 'CONT'): void {
       clusters?.remove();
     });
 
-    it('answers creates 503 within the commit bound, is unready until commits complete, one outage each way, no connection left waiting', async () => {
+    it('answers creates 503 within the commit bound, is unready until commits complete, one outage each way, ready again by itself', async () => {
       const url = path === 'directly' ? primary.url('plants') : pooler.url('plants');
       const token = await createToken(url, 'synchronous');
       server = await startServer({ DATABASE_URL: url });
@@ -76,14 +64,6 @@ function freeze(cluster: Cluster, signal: 'STOP' | 'CONT'): void {
         return { answer, ms: Date.now() - began };
       };
       const ready = async (): Promise<number> => (await fetch(`${running.url}/health/ready`)).status;
-      const waiting = async (): Promise<number> =>
-        Number(
-          (
-            await primary.query<{ n: string }>(
-              "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'plants' AND wait_event = 'SyncRep'",
-            )
-          )[0].n,
-        );
       const lines = (what: 'started' | 'ended'): number =>
         running
           .output()
@@ -106,11 +86,6 @@ function freeze(cluster: Cluster, signal: 'STOP' | 'CONT'): void {
         expect(await ready()).toBe(503);
         await sleep(500);
       }
-      // Nothing sent for longer than the commit bound: every backend left waiting for the standby
-      // was cancelled once its client was answered; only the check that looks for the store's
-      // return, once a second, may be waiting now.
-      await sleep(4_500);
-      if (path === 'directly') expect(await waiting()).toBeLessThanOrEqual(1);
       expect(lines('started')).toBe(1);
       expect(lines('ended')).toBe(0);
 

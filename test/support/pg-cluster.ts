@@ -12,6 +12,7 @@ import {
 import { freePort } from './sockets';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /** Debian's PostgreSQL binaries (`/usr/lib/postgresql/VERSION/bin`), newest first; undefined without them. */
@@ -116,6 +117,25 @@ export class TestClusters {
     );
     cluster.configure([`port = ${port}`]);
     return cluster;
+  }
+
+  /**
+   * A primary with a synchronous standby, `standby1`, that every commit waits for, both running,
+   * and a UTF-8 database `plants` on the primary. The standby is made before the primary asks for
+   * it, so that its copy does not wait for a standby of its own once promoted.
+   */
+  async synchronousPair(): Promise<{ primary: Cluster; standby: Cluster }> {
+    const primary = await this.primary('primary');
+    primary.start();
+    const standby = await this.standbyOf(primary, 'standby1');
+    standby.start();
+    primary.configure(["synchronous_standby_names = 'standby1'", 'synchronous_commit = on']);
+    const state = async (): Promise<string | undefined> =>
+      (await primary.query<{ sync_state: string }>('SELECT sync_state FROM pg_stat_replication'))[0]?.sync_state;
+    for (let i = 0; i < 100 && (await state()) !== 'sync'; i++) await sleep(100);
+    if ((await state()) !== 'sync') throw new Error('the standby did not become synchronous within 10 s');
+    await primary.query("CREATE DATABASE plants ENCODING 'UTF8' TEMPLATE template0");
+    return { primary, standby };
   }
 
   remove(): void {
