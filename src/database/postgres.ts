@@ -19,7 +19,7 @@ import { CreatePlantStorePostgres1795305600000 } from './migrations/postgres/179
 import { StoreCommandError } from './store-command.error';
 import { isCompatible } from './migrations/store-migration';
 import { breakingRefusal, SERVER_RUNNING, type ServerLock, type StoreKind } from './store-kind';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import { answeredWithin, StoreUnavailableError } from '../errors/store-unavailable.error';
 
 /**
  * Every statement, and every wait for a lock, ends within this bound; past it PostgreSQL cancels
@@ -181,22 +181,17 @@ function commitWithin(client: PoolClient, after: Promise<unknown>): Promise<unkn
   const committed = client.query(within({ text: 'COMMIT' }, POSTGRES_ANSWER_WAIT_MS));
   // What the commit says once it was given up is of no one's concern.
   committed.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    const start = (): void => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new StoreUnavailableError(
-              `the commit did not complete within ${POSTGRES_COMMIT_WAIT_MS} ms (waiting for a synchronous standby?)`,
-            ),
-          ),
-        POSTGRES_COMMIT_WAIT_MS,
-      );
-    };
-    after.then(start, start);
-  });
-  return Promise.race([committed, late]).finally(() => clearTimeout(timer));
+  const settled = after.then(
+    () => undefined,
+    () => undefined,
+  );
+  return settled.then(() =>
+    answeredWithin(
+      committed,
+      POSTGRES_COMMIT_WAIT_MS,
+      `the commit did not complete within ${POSTGRES_COMMIT_WAIT_MS} ms (waiting for a synchronous standby?)`,
+    ),
+  );
 }
 
 /** Every transaction TypeORM starts (operator commands, migrations) gets the same bounds. */

@@ -6,32 +6,13 @@ import { Public } from '../auth/public.decorator';
 import { StoreCheck } from '../database/store-check';
 import { StoreOutage } from '../database/store-outage';
 import { ApiError } from '../errors/api-error';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import { answeredWithin } from '../errors/store-unavailable.error';
 import { ConnectionBudget } from '../http/connection-budget';
 import { ErrorCode } from '../errors/error-codes';
 import { ShutdownState } from './shutdown-state';
 
 /** How long the store may take to answer the health check. */
 const CHECK_TIMEOUT_MS = 1000;
-
-/**
- * `check`, or a StoreUnavailableError once `ms` have passed without its answer: a store too slow
- * to answer the check is down, and its outage starts (terminus's own timeout tells nobody).
- */
-async function answersWithin(check: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreUnavailableError(`the store did not answer the health check within ${ms} ms`)),
-      ms,
-    );
-  });
-  try {
-    await Promise.race([check, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The body of a probe that fails: what is down, never why (the why is in the log). */
 function down(what: 'store' | 'process', status: 'down' | 'stopping' | 'full'): object {
@@ -102,7 +83,13 @@ export class HealthController {
     return this.indicators.check('store').attempt(async () => {
       const epoch = this.outage.epoch;
       try {
-        await answersWithin(this.store.ready(), CHECK_TIMEOUT_MS);
+        // A store too slow to answer the check is down, and its outage starts: terminus's own
+        // timeout would tell nobody.
+        await answeredWithin(
+          this.store.ready(),
+          CHECK_TIMEOUT_MS,
+          `the store did not answer the health check within ${CHECK_TIMEOUT_MS} ms`,
+        );
       } catch (error) {
         this.outage.report(error, epoch);
         throw error;
