@@ -6,11 +6,11 @@ import { basename, join } from 'node:path';
 import { jest } from '@jest/globals';
 import { validate } from 'dockerfile-utils';
 import { SHUTDOWN_DEADLINE_MS } from '../../src/shutdown';
+import { DOCKERFILE, finalStage, instructions } from '../support/dockerfile';
 
 jest.setTimeout(60_000);
 
 const ROOT = process.cwd();
-const DOCKERFILE = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8');
 const UNIT = readFileSync(join(ROOT, 'deploy/plant-store.service'), 'utf8');
 
 /** The node flags of `npm run start:prod`, which both recipes must use. */
@@ -18,24 +18,6 @@ function startProdFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const words = pkg.scripts['start:prod'].split(/\s+/);
   return words.slice(1, words.indexOf('dist/main.js'));
-}
-
-/** The Dockerfile's instructions, continuation lines joined, comments dropped. */
-function instructions(): { keyword: string; args: string }[] {
-  return DOCKERFILE.replace(/\\\n\s*/g, ' ')
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'))
-    .map((line) => {
-      const [keyword, ...rest] = line.trim().split(/\s+/);
-      return { keyword: keyword.toUpperCase(), args: rest.join(' ') };
-    });
-}
-
-/** The final stage's instructions (after the last FROM). */
-function finalStage(): { keyword: string; args: string }[] {
-  const all = instructions();
-  const lastFrom = all.map((i) => i.keyword).lastIndexOf('FROM');
-  return all.slice(lastFrom);
 }
 
 /** Starts `node <args>` in `cwd` (by default the repository, where `dist/` is built) and waits for it to listen. */

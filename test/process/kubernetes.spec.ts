@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/configuration';
 import { SHUTDOWN_DEADLINE_MS } from '../../src/shutdown';
+import { DOCKERFILE, imageEnvironment } from '../support/dockerfile';
 
 const ROOT = join(__dirname, '../..');
 const MANIFEST = join(ROOT, 'deploy/kubernetes/plant-store.yaml');
@@ -69,16 +70,7 @@ describe('deploy/kubernetes/plant-store.yaml', () => {
   });
 
   it("starts with the image's environment under the Deployment's, its secret file naming the store", () => {
-    const dockerfile = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8');
-    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-    const image = Object.fromEntries(
-      [...runtime.matchAll(/^ENV\s+((?:.*\\\n)*.*)$/gm)].flatMap(([, settings]) =>
-        settings
-          .split(/\s*\\\n\s*|\s+/)
-          .filter((pair) => pair.includes('='))
-          .map((pair) => pair.split('=', 2)),
-      ),
-    ) as Record<string, string>;
+    const image = imageEnvironment();
     expect(image).toMatchObject({ PORT: '3000', METRICS_PORT: '9464' });
     const [container] = documents[0].object.spec.template!.spec.containers;
     const secrets = mkdtempSync(join(tmpdir(), 'plant-store-secret-'));
@@ -126,8 +118,7 @@ describe('deploy/kubernetes/plant-store.yaml', () => {
       'prometheus.io/path': '/metrics',
     });
     // The image's own setting is what serves that port on every interface.
-    const dockerfile = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(new RegExp(`METRICS_PORT=${metrics.containerPort}\\b`));
-    expect(dockerfile).toMatch(/METRICS_HOST=0\.0\.0\.0/);
+    expect(DOCKERFILE).toMatch(new RegExp(`METRICS_PORT=${metrics.containerPort}\\b`));
+    expect(DOCKERFILE).toMatch(/METRICS_HOST=0\.0\.0\.0/);
   });
 });
