@@ -8,9 +8,9 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['config', 'net', 'node-version.ts', 'compile-cache.ts'],
-  ['errors', 'logging', 'metrics', 'tracing'],
-  ['database', 'http'],
-  ['auth', 'plants', 'health'],
+  ['errors', 'observability'],
+  ['database', 'edge', 'http'],
+  ['auth', 'rate-limit', 'plants', 'health'],
   ['openapi', 'fast-path'],
 ];
 
@@ -45,5 +45,12 @@ describe('the layers of src/', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('reads the environment only in the configuration schema', () => {
+    const readers = sources(SRC)
+      .filter((file) => /process\.env\b/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(readers).toEqual(['config/configuration.ts']);
   });
 });

@@ -4,10 +4,10 @@ import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
-import { createRootLogger, exitAfterLogs } from './logging/logging';
-import { clusterScrape, startMetrics } from './metrics/metrics-server';
+import { createRootLogger, exitAfterLogs } from './observability/logger';
+import { clusterScrape, startMetrics } from './observability/metrics-server';
 import { listenFailure } from './net/listen';
-import { type HeldPort, holdPort, isWorkerServing } from './net/public-port';
+import { type HeldPort, holdPort, isWorkerServing } from './edge/public-port';
 import { SHUTDOWN_DEADLINE_MS, SIGNALS } from './shutdown';
 
 /**
@@ -102,8 +102,8 @@ async function startCluster(config: AppConfig, logger: Logger): Promise<void> {
     exitAfterLogs(logger, 1);
     return;
   }
-  if (config.rateLimit !== undefined && config.rateLimitRedisUrl === undefined) {
-    await (await import('./auth/cluster-throttler.storage.js')).keepRateLimitCounts(cluster);
+  if (config.rateLimit?.counts === 'instance') {
+    await (await import('./rate-limit/cluster-throttler.storage.js')).keepRateLimitCounts(cluster);
   }
   supervise(config, logger, port);
 }
@@ -121,7 +121,10 @@ async function bootstrap(): Promise<void> {
   const stopTracing =
     config.tracing === undefined
       ? undefined
-      : (await import('./tracing/tracing-sdk.js')).startTracing(config.tracing.endpoint, config.tracing.serviceName);
+      : (await import('./observability/tracing-sdk.js')).startTracing(
+          config.tracing.endpoint,
+          config.tracing.serviceName,
+        );
   const { serve } = await import('./server.js');
   await serve(config, logger, stopTracing);
 }

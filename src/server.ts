@@ -4,14 +4,13 @@ import type { Logger } from 'pino';
 import { createApp } from './app.setup';
 import type { AppConfig } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
-import { ShutdownState } from './health/shutdown-state';
-import { ConnectionBudget } from './http/connection-budget';
-import { Drain } from './http/drain';
-import { exitAfterLogs } from './logging/logging';
-import { Metrics } from './metrics/metrics';
-import { joinClusterScrape, processScrape, startMetrics } from './metrics/metrics-server';
+import { Drain } from './edge/drain';
 import { listenFailure } from './net/listen';
-import { PublicPort, workerServing } from './net/public-port';
+import { PublicPort, workerServing } from './edge/public-port';
+import { ShutdownState } from './health/shutdown-state';
+import { exitAfterLogs } from './observability/logger';
+import { Metrics } from './observability/metrics';
+import { joinClusterScrape, processScrape, startMetrics } from './observability/metrics-server';
 import { gracefulShutdown, SIGNALS } from './shutdown';
 
 /**
@@ -23,10 +22,9 @@ export async function serve(
   logger: Logger,
   stopTracing: (() => Promise<void>) | undefined,
 ): Promise<void> {
-  const shutdownState = new ShutdownState();
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, logger, shutdownState);
+    app = await createApp(config, logger);
     await app.init();
   } catch (error) {
     if (error instanceof StoreOpenError) logger.fatal(error.message);
@@ -34,7 +32,6 @@ export async function serve(
     exitAfterLogs(logger, 1);
     return;
   }
-  const server = app.getHttpServer();
   const { registry } = app.get(Metrics);
   if (registry !== undefined && cluster.isWorker) {
     joinClusterScrape(registry);
@@ -51,11 +48,11 @@ export async function serve(
       logger.warn({ context: 'Tracing', err: error }, 'could not export the last spans'),
     );
   };
-  const publicPort = new PublicPort(server, app.get(ConnectionBudget).listeners);
+  const publicPort = app.get(PublicPort);
   const shutdown = gracefulShutdown(
     publicPort,
     app.get(Drain),
-    shutdownState,
+    app.get(ShutdownState),
     config.shutdownDelayMs,
     closeApp,
     logger,

@@ -1,8 +1,8 @@
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { ShutdownState } from './health/shutdown-state';
-import type { Drain } from './http/drain';
-import { exitAfterLogs } from './logging/logging';
+import type { Drain } from './edge/drain';
+import { exitAfterLogs } from './observability/logger';
 
 /** Past this (after SHUTDOWN_DELAY), a shutdown that is still waiting on something gives up (exit code 1). */
 export const SHUTDOWN_DEADLINE_MS = 10_000;

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { ERROR_CODES, ErrorCode } from '../src/errors/error-codes';
 import { PlantsService } from '../src/plants/plants.service';
 import { rawRequest, replyBody } from './support/raw-http';
-import { Metrics } from '../src/metrics/metrics';
+import { Metrics } from '../src/observability/metrics';
 import { startTestApp, type TestApp } from './support/app';
 
 /**

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
 import { StoreUnavailableError } from '../src/errors/store-unavailable.error';
-import { Metrics } from '../src/metrics/metrics';
+import { Metrics } from '../src/observability/metrics';
 import { startTestApp, type TestApp } from './support/app';
 
 describe('GET /health', () => {

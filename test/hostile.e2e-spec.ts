@@ -3,7 +3,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { LINGER_MS } from '../src/fast-path/node-sockets';
+import { LINGER_MS } from '../src/edge/node-sockets';
 import { MAX_FIELD_NESTING, MAX_NESTING } from '../src/http/json-fields';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/app';

@@ -129,9 +129,10 @@ describe('npm run plants -- export', () => {
       const result = await plants('import', file);
       expect(result.code).toBe(1);
       expect(result.stderr.split('\n').filter(Boolean)).toEqual([
-        'line 2: "id" must be an integer from -2^63 to 2^63-1; skipped',
+        // The messages of POST /plants: the same DTO checks both.
+        'line 2: Invalid NewPlant: id must be an integer from -9223372036854775808 to 9223372036854775807 (int64); skipped',
         'line 3: not JSON; skipped',
-        'line 4: "id" must be an integer from -2^63 to 2^63-1; skipped',
+        'line 4: Invalid NewPlant: id must be an integer from -9223372036854775808 to 9223372036854775807 (int64); skipped',
         'line 1: id 0 holds a different plant; skipped',
       ]);
       expect(result.stdout).toBe(

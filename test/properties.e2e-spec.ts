@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
 import request from 'supertest';
-import { INT64_MAX, INT64_MIN } from '../src/plants/plant-fields';
+import { INT64_MAX, INT64_MIN } from '../src/plants/dto/new-plant.dto';
 import { startTestApp, type TestApp } from './support/app';
 import { schemaValidators } from './support/openapi-validator';
 

@@ -4,8 +4,8 @@ import { freePort } from './support/sockets';
 import { jest } from '@jest/globals';
 import request from 'supertest';
 import { ApiTokenEntity } from '../src/auth/api-token.entity';
-import { generateToken, hashToken } from '../src/auth/token-secret';
-import { Metrics } from '../src/metrics/metrics';
+import { generateToken, hashToken } from '../src/auth/bearer.strategy';
+import { Metrics } from '../src/observability/metrics';
 import { startTestApp, type TestApp } from './support/app';
 
 jest.setTimeout(60_000);

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
 import { openStore } from '../src/database/open-store';
-import { nativeSqlite } from '../src/database/sqlite';
+import { nativeSqlite } from '../src/database/sqlite/handle';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { ENTITIES } from '../src/entities';
 
@@ -25,7 +25,7 @@ describe('migrations', () => {
   });
 
   it('revert cleanly, and run again', async () => {
-    await dataSource.undoLastMigration();
+    for (let applied = await appliedCount(dataSource); applied > 0; applied--) await dataSource.undoLastMigration();
     const queryRunner = dataSource.createQueryRunner();
     try {
       expect(await queryRunner.hasTable('plant')).toBe(false);
@@ -37,6 +37,11 @@ describe('migrations', () => {
     expect(await dataSource.showMigrations()).toBe(false);
   });
 });
+
+async function appliedCount(dataSource: DataSource): Promise<number> {
+  const rows: unknown[] = await dataSource.query('SELECT * FROM "migrations"');
+  return rows.length;
+}
 
 (testStoreKind() === 'sqlite' ? describe : describe.skip)('opening a new SQLite file', () => {
   // Several workers or instances starting on one new file: while one holds the write lock,

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { testStoreKind } from './support/databases';
 import { startTestApp, type TestApp } from './support/app';
 import { PlantStore } from '../src/plants/plant-store';
+import { plantRow } from '../src/plants/plants.service';
 
 const describeOnSqlite = testStoreKind() === 'sqlite' ? describe : describe.skip;
 
@@ -98,10 +99,10 @@ describeOnSqlite('the SQLite plant store, on its own', () => {
     try {
       const path = t.databaseUrl.replace(/^sqlite:/, '');
       const store = t.app.get(PlantStore);
-      await expect(store.create({ id: '1', name: 'before', tag: null })).resolves.toBe('created');
+      await expect(store.create(plantRow({ id: 1n, name: 'before' }))).resolves.toBe('created');
       // No request, so no token read, in between: only the store's own look can see it.
       truncateSync(`${path}-wal`, 0);
-      await expect(store.create({ id: '2', name: 'after', tag: null })).rejects.toThrow(/was truncated/);
+      await expect(store.create(plantRow({ id: 2n, name: 'after' }))).rejects.toThrow(/was truncated/);
     } finally {
       await t.close();
     }

@@ -9,11 +9,15 @@ import { startTestApp } from './support/app';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { startServer, stopServer } from './support/server-process';
 import { run } from './support/spawn';
+import { MIGRATIONS } from '../src/database/migrations/sqlite';
 
 // Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
 jest.setTimeout(60_000);
 
 const ROOT = process.cwd();
+/** The migrations, in order: the same names for both kinds of store (migrations.spec holds it). */
+const NAMES = MIGRATIONS.map((Migration) => new Migration().name ?? Migration.name);
+const ALL = NAMES.join(', ');
 
 /**
  * `node dist/cli/store.js status|migrate|revert`, on whichever store the suite runs on, from the
@@ -41,19 +45,26 @@ describe('node dist/cli/store.js', () => {
     expect(before.stderr).toBe('');
     expect(before.code).toBe(0);
     expect(before.stdout).toMatch(
-      /^store: (SQLite file|PostgreSQL at) .+\napplied: none\npending: CreatePlantStore\w+\n$/,
+      new RegExp(`^store: (SQLite file|PostgreSQL at) .+\napplied: none\npending: ${ALL}\n$`),
     );
 
     const migrated = await store('migrate');
     expect(migrated.code).toBe(0);
-    expect(migrated.stdout).toMatch(/\napplied now: CreatePlantStore\w+\n$/);
-    expect((await store('status')).stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
+    expect(migrated.stdout).toMatch(new RegExp(`\napplied now: ${ALL}\n$`));
+    expect((await store('status')).stdout).toMatch(new RegExp(`\napplied: ${ALL}\npending: none\n$`));
     expect((await store('migrate')).stdout).toMatch(/\napplied now: none\n$/);
 
-    const reverted = await store('revert');
-    expect(reverted.code).toBe(0);
-    expect(reverted.stdout).toMatch(/\nreverted: CreatePlantStore\w+\n$/);
-    expect((await store('status')).stdout).toMatch(/\napplied: none\npending: CreatePlantStore\w+\n$/);
+    // Each revert undoes the last applied migration, until none is left.
+    for (let applied = NAMES.length; applied > 0; applied--) {
+      const reverted = await store('revert');
+      expect(reverted.code).toBe(0);
+      expect(reverted.stdout).toMatch(new RegExp(`\nreverted: ${NAMES[applied - 1]}\n$`));
+      expect((await store('status')).stdout).toMatch(
+        new RegExp(
+          `\napplied: ${NAMES.slice(0, applied - 1).join(', ') || 'none'}\npending: ${NAMES.slice(applied - 1).join(', ')}\n$`,
+        ),
+      );
+    }
 
     const nothing = await store('revert');
     expect(nothing.code).toBe(2);
@@ -75,20 +86,23 @@ describe('node dist/cli/store.js', () => {
       child.stdin.end('{"id":1,"name":"kept"}\n{"id":2,"name":"kept"}\n');
     });
     expect(imported).toBe(0);
+    // Down to the first migration, whose revert drops the tables themselves.
+    for (let applied = NAMES.length; applied > 1; applied--)
+      expect((await store('revert', '--drop-data')).code).toBe(0);
 
     const refused = await store('revert');
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(
       /^store: reverting CreatePlantStore\w+ would drop api_token \(1 row\), plant \(2 rows\) in .+; nothing was changed\. .*node dist\/cli\/store\.js revert --drop-data\n$/,
     );
-    expect((await store('status')).stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
+    expect((await store('status')).stdout).toMatch(new RegExp(`\napplied: ${NAMES[0]}\npending: `));
 
     const dropped = await store('revert', '--drop-data');
     expect(dropped.code).toBe(0);
     expect(dropped.stdout).toMatch(
       /\nreverted: CreatePlantStore\w+\ndropped: api_token \(1 row\)\ndropped: plant \(2 rows\)\n$/,
     );
-    expect((await store('status')).stdout).toMatch(/\napplied: none\npending: CreatePlantStore\w+\n$/);
+    expect((await store('status')).stdout).toMatch(new RegExp(`\napplied: none\npending: ${ALL}\n$`));
     expect((await store('revert', '--force')).code).toBe(2);
   });
 
@@ -101,7 +115,7 @@ describe('node dist/cli/store.js', () => {
         "store: a server is running on this store (it holds the store's server lock); stop every instance first\n",
       );
       expect(refused.code).toBe(2);
-      expect((await store('status')).stdout).toMatch(/\napplied: CreatePlantStore\w+\npending: none\n$/);
+      expect((await store('status')).stdout).toMatch(new RegExp(`\napplied: ${ALL}\npending: none\n$`));
       if (testStoreKind() === 'postgres' && process.env.TEST_POOLER_URL === undefined) {
         // Its lock's connection lost (a restart, a failover, an administrator): made again.
         const admin = new URL(process.env.TEST_DATABASE_URL!);

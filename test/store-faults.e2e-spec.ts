@@ -7,10 +7,10 @@ import { startTestApp, type TestApp } from './support/app';
 import { TokensService } from '../src/auth/tokens.service';
 import { createApp } from '../src/app.setup';
 import { loadConfig } from '../src/config/configuration';
-import { createRootLogger } from '../src/logging/logging';
+import { createRootLogger } from '../src/observability/logger';
 import type { Server } from 'node:http';
 import { sleep } from './support/sockets';
-import { Metrics } from '../src/metrics/metrics';
+import { Metrics } from '../src/observability/metrics';
 
 jest.setTimeout(30_000);
 

@@ -3,7 +3,7 @@
  */
 import { jest } from '@jest/globals';
 import request from 'supertest';
-import { TOKEN_PATTERN } from '../src/auth/token-secret';
+import { TOKEN_PATTERN } from '../src/auth/bearer.strategy';
 import { startTestApp, type TestApp } from './support/app';
 import { TOKEN_CLI } from './support/server-process';
 import { run } from './support/spawn';

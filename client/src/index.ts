@@ -99,12 +99,14 @@ export function idLiteral(id: bigint | string | number): string {
 }
 
 /**
- * The request body, written by hand: `JSON.stringify` cannot write a bigint, and a number would
- * lose digits. The id goes out as a JSON integer literal, exactly; strings are JSON-escaped.
+ * The request body. The id is written by hand, as a JSON integer literal, exactly:
+ * `JSON.stringify` cannot write a bigint, and a number would lose digits. Every other field is
+ * `JSON.stringify`'s, which leaves out what is undefined.
  */
 export function newPlantJson(plant: NewPlant): string {
-  const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
-  return `{"id":${idLiteral(plant.id)},"name":${JSON.stringify(plant.name)}${tag}}`;
+  const { id, ...fields } = plant;
+  const rest = JSON.stringify(fields);
+  return `{"id":${idLiteral(id)}${rest === '{}' ? '' : `,${rest.slice(1, -1)}`}}`;
 }
 
 /** Retry-After in seconds (the service sends seconds), or an HTTP date. */

@@ -1,11 +1,29 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
+import DataLoader from 'dataloader';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
-import { Metrics } from '../metrics/metrics';
-import { traced } from '../tracing/tracing';
-import { hashToken, TOKEN_PATTERN } from './token-secret';
+import { Metrics } from '../observability/metrics';
+import { traced } from '../observability/tracing';
 import { type TokenRecord, TokenStore } from './token-store';
+
+export const TOKEN_PREFIX = 'pst_';
+/** `pst_` + 43 base64url characters: 32 random bytes. */
+export const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/**
+ * What the store keeps instead of the token: lower-case hex SHA-256. A request's token is found
+ * by looking its hash up (an index probe), never by comparing secrets, so how long a refusal
+ * takes depends on the hash, which an attacker cannot steer towards a stored one.
+ */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
 
 /**
  * RFC 6750 §2.1 (`"Bearer" 1*SP b64token`) allows one or more spaces after the scheme;
@@ -26,19 +44,35 @@ export interface AuthenticatedClient {
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
+  /**
+   * This turn's look-ups, by token: the requests of one turn of the event loop that carry the
+   * same token share one hash and one read of the store, and on a store that gathers a turn
+   * (TokenStore.gathersATurn) every token of the turn shares one read. Nothing is kept past the
+   * turn, so a revocation by any process on the same store counts from the next turn on.
+   */
+  private readonly thisTurn: DataLoader<string, TokenRecord | undefined>;
+  /** Whether this turn's look-ups are already to be forgotten once it ends. */
+  private clearing = false;
+
   constructor(
-    private readonly tokens: TokenStore,
+    tokens: TokenStore,
     private readonly metrics: Metrics,
   ) {
     super();
+    this.thisTurn = new DataLoader(
+      (secrets) =>
+        // Traced once per read: a span per request that shares it would cost as much as the read.
+        traced('token lookup', async () => {
+          const hashes = secrets.map(hashToken);
+          const found = await tokens.findByHashes(hashes);
+          return hashes.map((hash) => found.get(hash));
+        }),
+      {
+        batch: tokens.gathersATurn,
+        batchScheduleFn: tokens.gathersATurn ? (gather) => setImmediate(gather) : undefined,
+      },
+    );
   }
-
-  /**
-   * This turn's look-ups, by token: the requests of one event-loop turn that carry the same token
-   * share one hash and one read of the store. Nothing is kept past the turn, so a revocation by
-   * any process on the same store counts from the next turn on.
-   */
-  private readonly thisTurn = new Map<string, Promise<TokenRecord | undefined>>();
 
   /** The active token with this secret, or false. */
   async validate(token: string): Promise<AuthenticatedClient | false> {
@@ -62,13 +96,13 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   private lookUp(token: string): Promise<TokenRecord | undefined> {
-    let pending = this.thisTurn.get(token);
-    if (pending === undefined) {
-      if (this.thisTurn.size === 0) setImmediate(() => this.thisTurn.clear());
-      // Traced where the store is read, once for the turn: a span per request that shares the
-      // read would cost as much as the read itself (see docs/performance.md).
-      pending = traced('token lookup', () => this.tokens.findByHash(hashToken(token)));
-      this.thisTurn.set(token, pending);
+    const pending = this.thisTurn.load(token);
+    if (!this.clearing) {
+      this.clearing = true;
+      setImmediate(() => {
+        this.clearing = false;
+        this.thisTurn.clearAll();
+      });
     }
     return pending;
   }

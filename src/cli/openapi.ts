@@ -8,7 +8,7 @@ import '../compile-cache';
 import 'reflect-metadata';
 import { createApp } from '../app.setup';
 import { loadConfig } from '../config/configuration';
-import { createRootLogger } from '../logging/logging';
+import { createRootLogger } from '../observability/logger';
 import { createOpenApiDocument } from '../openapi/openapi';
 
 async function main(): Promise<void> {

@@ -24,11 +24,17 @@ import type { Readable, Writable } from 'node:stream';
 import { openStore } from '../database/open-store';
 import { StoreOutage } from '../database/store-outage';
 import { chooseStore } from '../database/store-provider';
+import { ValidationPipe } from '@nestjs/common';
+import { npmScript } from '../config/configuration';
+import { ApiError } from '../errors/api-error';
+import { jsonBodyShape } from '../http/json-body';
 import { readJsonFields } from '../http/json-fields';
+import { VALIDATION_OPTIONS } from '../http/validation';
 import type { Outcome } from '../plants/create-outcome';
-import { isInt64, isText } from '../plants/plant-fields';
-import type { PlantEntity } from '../plants/plant.entity';
+import { NewPlant } from '../plants/dto/new-plant.dto';
+import { PLANT_FIELDS, type PlantEntity } from '../plants/plant.entity';
 import type { PlantStore } from '../plants/plant-store';
+import { plantRow } from '../plants/plants.service';
 import { PLANT_STORES } from '../plants/stores/plant-stores';
 import {
   commandConfig,
@@ -53,26 +59,34 @@ const USAGE = `usage: npm run plants -- export
 
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
-/** One line of JSON; the id is written from its decimal text, so it stays exact. */
+/** One line of JSON, a field only when it has a value; the id is written from its decimal text, so it stays exact. */
 export function plantLine(plant: PlantEntity): string {
-  const tag = plant.tag === null ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
-  return `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${tag}}\n`;
+  let line = `{"id":${plant.id}`;
+  for (const field of PLANT_FIELDS) {
+    if (plant[field] !== null) line += `,"${field}":${JSON.stringify(plant[field])}`;
+  }
+  return `${line}}\n`;
 }
 
+/** The create's own checks: the same rules and messages as `POST /plants`. */
+const validation = new ValidationPipe(VALIDATION_OPTIONS);
+const NEW_PLANT = jsonBodyShape(NewPlant);
+
 /** A line of an export as the plant it holds, or why it holds none. */
-export function plantFromLine(line: string): PlantEntity | string {
+export async function plantFromLine(line: string): Promise<PlantEntity | string> {
   let read: ReturnType<typeof readJsonFields>;
   try {
-    read = readJsonFields(line, ['id', 'name', 'tag']);
+    read = readJsonFields(line, NEW_PLANT.fields);
   } catch {
     return 'not JSON';
   }
   if (!('object' in read)) return 'not a JSON object';
-  const { id, name, tag } = read.object;
-  if (!isInt64(id)) return '"id" must be an integer from -2^63 to 2^63-1';
-  if (!isText(name)) return '"name" must be a string';
-  if (tag !== undefined && !isText(tag)) return '"tag" must be a string when present';
-  return { id: id.toString(), name, tag: tag ?? null };
+  try {
+    return plantRow((await validation.transform(read.object, { type: 'body', metatype: NewPlant })) as NewPlant);
+  } catch (error) {
+    if (error instanceof ApiError) return error.message;
+    throw error;
+  }
 }
 
 /**
@@ -86,7 +100,7 @@ export function plantFromLine(line: string): PlantEntity | string {
  */
 function exportOutput(): Writable {
   try {
-    if (process.env.npm_lifecycle_event !== 'plants' || !fstatSync(1).isFile()) return process.stdout;
+    if (npmScript() !== 'plants' || !fstatSync(1).isFile()) return process.stdout;
     const flags = standardOutputFlags();
     if (flags === undefined || (flags & 0o2000) !== 0) return process.stdout; // O_APPEND
     const written = readFileSync(readlinkSync('/proc/self/fd/1'), 'utf8');
@@ -121,7 +135,7 @@ async function importPlants(store: PlantStore, input: Readable): Promise<boolean
   for await (const line of lines) {
     number++;
     if (line.trim() === '') continue;
-    const plant = plantFromLine(line);
+    const plant = await plantFromLine(line);
     if (typeof plant === 'string') {
       counts.invalid++;
       process.stderr.write(`line ${number}: ${plant}; skipped\n`);

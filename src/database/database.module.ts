@@ -9,9 +9,9 @@ import {
 } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { Metrics } from '../metrics/metrics';
-import { PostgresStoreCheck } from './postgres-store-check';
-import { SqliteStoreCheck } from './sqlite-store-check';
+import { Metrics } from '../observability/metrics';
+import { PostgresStoreCheck } from './postgres/store-check';
+import { SqliteStoreCheck } from './sqlite/store-check';
 import { StoreCheck } from './store-check';
 import { StoreOutage } from './store-outage';
 import { storeProvider } from './store-provider';

@@ -1,7 +1,7 @@
 import { DataSource, type DataSourceOptions, MigrationExecutor, type QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
-import { POSTGRES } from './postgres';
-import { SQLITE } from './sqlite';
+import { POSTGRES } from './postgres/postgres-kind';
+import { SQLITE } from './sqlite/sqlite-kind';
 export { StoreCommandError, StoreCommandFailure } from './store-command.error';
 import { isCompatible } from './migrations/store-migration';
 import type { ServerLock, StoreClient, StoreEntities, StoreKind } from './store-kind';

@@ -1,6 +1,6 @@
 /**
  * Whether the store would take a create now, for the health probes and for ending an outage:
- * one implementation for each kind of store (STORE_CHECKS), chosen like the feature stores.
+ * one implementation for each kind of store (`DatabaseModule`), chosen like the feature stores.
  * Both throw StoreUnavailableError (or a driver error) when it would not.
  */
 export abstract class StoreCheck {

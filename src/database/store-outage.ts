@@ -1,4 +1,4 @@
-import type { Metrics } from '../metrics/metrics';
+import type { Metrics } from '../observability/metrics';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
 /** Where an outage is told: the application's log (Nest's `Logger`, context "Store"). */

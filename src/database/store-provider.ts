@@ -1,6 +1,6 @@
 import type { Abstract, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AppConfig, type DatabaseConfig } from '../config/configuration';
+import { CONFIG, type ConfigSlice, type DatabaseConfig } from '../config/configuration';
 import { StoreOutage } from './store-outage';
 
 type StoreClass<T> = new (dataSource: DataSource, outage: StoreOutage) => T;
@@ -28,8 +28,8 @@ export function chooseStore<T>(
 export function storeProvider<T>(store: Abstract<T>, implementations: StoreImplementations<T>): Provider {
   return {
     provide: store,
-    inject: [AppConfig, DataSource, StoreOutage],
-    useFactory: (config: AppConfig, dataSource: DataSource, outage: StoreOutage): T =>
-      chooseStore(implementations, config.database.type, dataSource, outage),
+    inject: [CONFIG.database, DataSource, StoreOutage],
+    useFactory: (database: ConfigSlice<'database'>, dataSource: DataSource, outage: StoreOutage): T =>
+      chooseStore(implementations, database.type, dataSource, outage),
   };
 }

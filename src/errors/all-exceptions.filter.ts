@@ -5,7 +5,7 @@ import { StoreUnavailableError } from './store-unavailable.error';
 import { ApiError } from './api-error';
 import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from './error-codes';
 import { type ErrorHeaders, writeError } from './error-response';
-import { recordFailure } from '../tracing/tracing';
+import { recordFailure } from '../observability/tracing';
 
 interface Failure {
   body: ErrorBody;

@@ -3,11 +3,8 @@ import type { Duplex } from 'node:stream';
 import { type ErrorBody, ErrorCode } from './error-codes';
 
 /** The contract code each failed response was answered with, for its request log line. */
-const failureCodes = new WeakMap<ServerResponse, ErrorCode>();
-
-export function failureCodeOf(response: ServerResponse): ErrorCode | undefined {
-  return failureCodes.get(response);
-}
+const codes = new WeakMap<ServerResponse, ErrorCode>();
+export const failureCodes: Pick<WeakMap<ServerResponse, ErrorCode>, 'get'> = codes;
 
 export type ErrorHeaders = Readonly<Record<string, string>>;
 
@@ -32,7 +29,7 @@ export function writeError(
   body: ErrorBody,
   headers: ErrorHeaders = {},
 ): void {
-  failureCodes.set(response, body.error);
+  codes.set(response, body.error);
   if (response.headersSent) {
     // Too late for an answer in the contract: cut the connection rather than send a wrong one.
     request.socket.destroy();

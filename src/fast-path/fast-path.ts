@@ -4,21 +4,20 @@ import type { Logger } from 'pino';
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
 import { FastBearerAuthGuard } from './fast-bearer-auth.guard';
 import { FastValidationPipe } from './fast-validation.pipe';
-import { SocketHandling } from './node-sockets';
-import { CHECKS, FOR_SPEED, type Shortcut, STOCK_PIECE } from './internals';
+import { CHECKS, type Shortcut, STOCK_PIECE } from './internals';
 
 /**
- * Which shortcuts of the cage this process uses: every one whose internals look as tested, but
- * none of those kept for speed (FOR_SPEED) when FAST_PATH is off. Decided once, at start; each
- * shortcut found changed is named in one warning line, and its stock piece runs instead.
+ * Which shortcuts of the cage this process uses: with FAST_PATH off none, and nothing is checked;
+ * on, every one whose internals look as tested. Decided once, at start; each shortcut found
+ * changed is named in one warning line, and its stock piece runs instead.
  */
 export class FastPath {
   private constructor(private readonly used: ReadonlySet<Shortcut>) {}
 
   static decide(enabled: boolean, logger: Logger): FastPath {
     const used = new Set<Shortcut>();
+    if (!enabled) return new FastPath(used);
     for (const [shortcut, check] of Object.entries(CHECKS) as [Shortcut, () => string | undefined][]) {
-      if (!enabled && FOR_SPEED.has(shortcut)) continue;
       const changed = check();
       if (changed === undefined) {
         used.add(shortcut);
@@ -42,16 +41,6 @@ export class FastPath {
     return new FastValidationPipe(options, {
       rulesCache: this.uses('validation rules cache'),
       copy: this.uses('class-transformer copy'),
-    });
-  }
-
-  /** How connections are closed: the cage's way, or Node's own. */
-  socketHandling(): SocketHandling {
-    return new SocketHandling({
-      lingeringClose: this.uses('lingering close'),
-      drainIdleGrace: this.uses('drain idle grace'),
-      halfOpenRequests: this.uses('half-open requests'),
-      serverOptions: this.uses('server options after creation'),
     });
   }
 

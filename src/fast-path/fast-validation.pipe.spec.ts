@@ -1,14 +1,15 @@
 import 'reflect-metadata';
 import { type ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import fc from 'fast-check';
-import { VALIDATION_OPTIONS } from '../app.module';
+import { VALIDATION_OPTIONS } from '../http/validation';
 import { ApiError } from '../errors/api-error';
+import { jsonBodyShape } from '../http/json-body';
 import { readJsonFields } from '../http/json-fields';
-import { NEW_PLANT_BODY, NewPlant } from '../plants/dto/new-plant.dto';
+import { NewPlant } from '../plants/dto/new-plant.dto';
 import { FastValidationPipe } from './fast-validation.pipe';
 
-// As Nest hands a custom parameter's data over: the decorator's argument, whatever its type.
-const metadata = { type: 'custom', metatype: NewPlant, data: NEW_PLANT_BODY } as unknown as ArgumentMetadata;
+// As Nest hands `@JsonBody() newPlant: NewPlant` over.
+const metadata: ArgumentMetadata = { type: 'custom', metatype: NewPlant, data: 'json-body' };
 
 /** What a pipe made of a body: the instance's class and own properties, or the 400's message. */
 async function outcome(pipe: ValidationPipe, body: unknown): Promise<unknown> {
@@ -23,7 +24,7 @@ async function outcome(pipe: ValidationPipe, body: unknown): Promise<unknown> {
 
 /** A body as `@JsonBody` hands it over: parsed from this JSON text, only the DTO's fields taken. */
 function asJsonBodyHandsIt(text: string): Record<string, unknown> {
-  const read = readJsonFields(text, NEW_PLANT_BODY.fields);
+  const read = readJsonFields(text, jsonBodyShape(NewPlant).fields);
   if (!('object' in read)) throw new Error('not an object');
   return read.object;
 }

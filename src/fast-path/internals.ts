@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Server } from 'node:http';
-import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ValidationPipe } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
@@ -9,27 +7,7 @@ import passport from 'passport';
 
 /** Each shortcut of the cage, by the name its warning and the README give it. */
 export type Shortcut =
-  | 'FastValidationPipe'
-  | 'validation rules cache'
-  | 'class-transformer copy'
-  | 'FastBearerAuthGuard'
-  | 'lingering close'
-  | 'drain idle grace'
-  | 'half-open requests'
-  | 'server options after creation';
-
-/**
- * The shortcuts FAST_PATH switches: they buy speed, and their stock pieces give the same answers
- * (held to them by property tests). The others keep answers from being lost where Node's own
- * handling would lose them (the contract's "every answer delivered"): they run whatever
- * FAST_PATH says, as long as what they rely on looks as tested.
- */
-export const FOR_SPEED: ReadonlySet<Shortcut> = new Set<Shortcut>([
-  'FastValidationPipe',
-  'validation rules cache',
-  'class-transformer copy',
-  'FastBearerAuthGuard',
-]);
+  'FastValidationPipe' | 'validation rules cache' | 'class-transformer copy' | 'FastBearerAuthGuard';
 
 /** What each shortcut stands for: what runs instead when it is off. */
 export const STOCK_PIECE: Readonly<Record<Shortcut, string>> = {
@@ -37,19 +15,13 @@ export const STOCK_PIECE: Readonly<Record<Shortcut, string>> = {
   'validation rules cache': "class-validator's own look-up of a class's rules",
   'class-transformer copy': "class-transformer's plainToInstance",
   FastBearerAuthGuard: "@nestjs/passport's AuthGuard('bearer')",
-  'lingering close': "Node's socket.destroySoon()",
-  'drain idle grace': "Node's server.closeIdleConnections()",
-  'half-open requests': "Node's abort of a request whose client half-closed",
-  'server options after creation':
-    "Node's defaults: timeouts checked every 30 s, a bare 400 for a request without Host",
 };
 
 /**
- * The releases each shortcut was built and tested against, by major.minor (or major for Node):
- * a newer one may have changed what it relies on, so it is not used until it is tested.
+ * The releases each shortcut was built and tested against, by major.minor: a newer one may have
+ * changed what it relies on, so it is not used until it is tested.
  */
 export const TESTED: Readonly<Record<string, readonly string[]>> = {
-  node: ['22', '24', '26'],
   '@nestjs/common': ['12'],
   'class-validator': ['0.15'],
   'class-transformer': ['0.5'],
@@ -116,8 +88,6 @@ export function transformStorage(): object | undefined {
   }
 }
 
-const nodeMajor = (): string => process.versions.node.split('.')[0];
-
 /**
  * What each shortcut relies on, looked at as it is in this process: undefined when all is as
  * tested, or what changed. The checks read only (a prototype's methods and their arity, a new
@@ -173,34 +143,5 @@ export const CHECKS: Readonly<Record<Shortcut, () => string | undefined>> = {
     firstOf(
       () => untested('passport', installedVersion('passport')),
       () => changedMethod(passport, 'passport', 'authenticate', 3),
-    ),
-  'lingering close': () =>
-    firstOf(
-      () => untested('node', nodeMajor()),
-      () => changedMethod(Socket.prototype, 'net.Socket', 'destroySoon', 0),
-    ),
-  'drain idle grace': () =>
-    firstOf(
-      () => untested('node', nodeMajor()),
-      () => changedMethod(Server.prototype, 'http.Server', 'closeIdleConnections', 0),
-    ),
-  'half-open requests': () =>
-    firstOf(
-      () => untested('node', nodeMajor()),
-      () =>
-        typeof (new Server() as Server & { httpAllowHalfOpen?: unknown }).httpAllowHalfOpen === 'boolean'
-          ? undefined
-          : 'http.Server has no httpAllowHalfOpen',
-    ),
-  'server options after creation': () =>
-    firstOf(
-      () => untested('node', nodeMajor()),
-      () => {
-        const made = new Server() as Server & { connectionsCheckingInterval?: unknown; requireHostHeader?: unknown };
-        if (typeof made.connectionsCheckingInterval !== 'number')
-          return 'http.Server has no connectionsCheckingInterval';
-        if (typeof made.requireHostHeader !== 'boolean') return 'http.Server has no requireHostHeader';
-        return undefined;
-      },
     ),
 };

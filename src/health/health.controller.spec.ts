@@ -3,7 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { StoreCheck } from '../database/store-check';
 import { StoreOutage } from '../database/store-outage';
-import { ConnectionBudget } from '../http/connection-budget';
+import { ConnectionBudget } from '../edge/public-port';
 import { HealthController } from './health.controller';
 import { ShutdownState } from './shutdown-state';
 
@@ -27,7 +27,7 @@ describe('HealthController', () => {
         { provide: StoreCheck, useClass: FrozenStore },
         { provide: StoreOutage, useValue: outage },
         { provide: ShutdownState, useValue: new ShutdownState() },
-        { provide: ConnectionBudget, useValue: new ConnectionBudget(undefined) },
+        { provide: ConnectionBudget, useValue: { exhausted: false } },
       ],
     }).compile();
     let status = 200;

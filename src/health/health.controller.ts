@@ -7,8 +7,9 @@ import { StoreCheck } from '../database/store-check';
 import { StoreOutage } from '../database/store-outage';
 import { ApiError } from '../errors/api-error';
 import { answeredWithin } from '../errors/store-unavailable.error';
-import { ConnectionBudget } from '../http/connection-budget';
 import { ErrorCode } from '../errors/error-codes';
+import { PROBE_PATHS } from '../edge/admission';
+import { ConnectionBudget } from '../edge/public-port';
 import { ShutdownState } from './shutdown-state';
 
 /** How long the store may take to answer the health check. */
@@ -35,7 +36,7 @@ function down(what: 'store' | 'process', status: 'down' | 'stopping' | 'full'): 
  *   the moment SIGTERM arrives, through SHUTDOWN_DELAY and the drain.
  */
 @ApiExcludeController()
-@Controller('health')
+@Controller()
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
@@ -46,19 +47,19 @@ export class HealthController {
     private readonly connections: ConnectionBudget,
   ) {}
 
-  @Get()
+  @Get(PROBE_PATHS.health)
   @Public()
   check(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResult | object> {
     return this.ready(response);
   }
 
-  @Get('live')
+  @Get(PROBE_PATHS.live)
   @Public()
   live(): object {
     return { status: 'ok' };
   }
 
-  @Get('ready')
+  @Get(PROBE_PATHS.ready)
   @Public()
   async ready(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResult | object> {
     if (this.shutdown.requested) {
@@ -98,7 +99,7 @@ export class HealthController {
   }
 
   /** Any other method: 405, as on /plants. Declared below the GETs, which Express tries first. */
-  @All(['', 'live', 'ready'])
+  @All(Object.values(PROBE_PATHS))
   @Public()
   methodNotAllowed(@Req() request: Request): never {
     throw new ApiError(ErrorCode.MethodNotAllowed, `Method not allowed on ${request.path}; use GET`, { Allow: 'GET' });

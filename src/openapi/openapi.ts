@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
 import { ERROR_CODES, NOT_FOUND } from '../errors/error-codes';
 import { writeError } from '../errors/error-response';
+import { NewPlant } from '../plants/dto/new-plant.dto';
 import { Plant } from '../plants/dto/plant.dto';
 
 export const DOCS_PATH = 'docs';
@@ -15,33 +16,6 @@ export const DOCS_PATH = 'docs';
  */
 const DOCS_FILES =
   /^\/(?:index\.html|swagger-ui(?:-bundle|-standalone-preset|-init)?\.(?:js|css)|favicon-(?:16x16|32x32)\.png)?$/;
-
-const ID_SCHEMA = {
-  type: 'integer',
-  format: 'int64',
-  description: 'Identification number of the plant',
-  example: 1,
-};
-
-interface ObjectSchema {
-  required?: string[];
-  properties?: Record<string, unknown>;
-}
-
-/**
- * `NewPlant` is `Plant` plus a required int64 `id`. It is written out flat, with Plant's own
- * properties copied in, rather than as an `allOf` of a `$ref` and the id: the two say the same,
- * but Swagger UI labels the `allOf` "(any & object)" and generators make an intersection type of
- * it. The class-validator rules in `NewPlant` enforce the same shape.
- */
-function newPlantSchema(plant: ObjectSchema): object {
-  return {
-    type: 'object',
-    description: 'A plant to create: every field of Plant, plus its id.',
-    required: ['id', ...(plant.required ?? [])],
-    properties: { id: ID_SCHEMA, ...plant.properties },
-  };
-}
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -80,7 +54,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       description: 'An opaque token issued by the operator: `npm run token -- create <name>`',
     })
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [Plant] });
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [Plant, NewPlant] });
   // DocumentBuilder writes empty strings for what the contact does not have; leave them out.
   if (document.info.contact?.url === '') delete document.info.contact.url;
   if (document.info.contact?.email === '') delete document.info.contact.email;
@@ -89,7 +63,6 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   document.components ??= {};
   document.components.schemas = {
     ...document.components.schemas,
-    NewPlant: newPlantSchema(document.components.schemas?.Plant as ObjectSchema),
     Error: ERROR_SCHEMA,
   };
   return document;

@@ -12,8 +12,8 @@ import {
 import { Public } from '../auth/public.decorator';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
-import { JsonBody } from '../http/json-body.decorator';
-import { NEW_PLANT_BODY, NewPlant } from './dto/new-plant.dto';
+import { JsonBody } from '../http/json-body';
+import { NewPlant } from './dto/new-plant.dto';
 import { Plant } from './dto/plant.dto';
 import { PlantsService } from './plants.service';
 
@@ -41,7 +41,7 @@ export class PlantsController {
     description: `Unexpected error. Every failure answers 400; \`error\` carries the code:\n${errorCodeTable}`,
     schema: { $ref: getSchemaPath('Error') },
   })
-  async create(@JsonBody(NEW_PLANT_BODY) newPlant: NewPlant): Promise<Plant> {
+  async create(@JsonBody() newPlant: NewPlant): Promise<Plant> {
     return this.plantsService.create(newPlant);
   }
 

@@ -1,15 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
-import { Metrics } from '../metrics/metrics';
+import { Metrics } from '../observability/metrics';
 import type { NewPlant } from './dto/new-plant.dto';
 import type { Plant } from './dto/plant.dto';
-import type { PlantEntity } from './plant.entity';
+import { PLANT_FIELDS, type PlantEntity } from './plant.entity';
 import { PlantStore } from './plant-store';
 
-/** The answer to a create: the stored plant in its contract shape, `tag` only when it has one. */
-export function toPlant(plant: Pick<PlantEntity, 'name' | 'tag'>): Plant {
-  return plant.tag === null ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+/** The row a plant is stored as: its id as exact decimal text, an absent field as NULL. */
+export function plantRow(plant: NewPlant): PlantEntity {
+  const row: Record<string, unknown> = { id: plant.id.toString() };
+  for (const field of PLANT_FIELDS) row[field] = plant[field] ?? null;
+  return row as unknown as PlantEntity;
+}
+
+/** The answer to a create: the stored plant in its contract shape, a field only when it has a value. */
+export function toPlant(row: PlantEntity): Plant {
+  const plant: Record<string, unknown> = {};
+  for (const field of PLANT_FIELDS) if (row[field] !== null) plant[field] = row[field];
+  return plant as unknown as Plant;
 }
 
 /** The contract of a create: the duplicate rule and the answer's shape. The store does the rest. */
@@ -26,7 +35,7 @@ export class PlantsService {
    * is durably committed.
    */
   async create(plant: NewPlant): Promise<Plant> {
-    const row: PlantEntity = { id: plant.id.toString(), name: plant.name, tag: plant.tag ?? null };
+    const row = plantRow(plant);
     const outcome = await this.store.create(row);
     this.metrics.created(outcome);
     if (outcome === 'conflict') {

@@ -37,7 +37,7 @@ interface Build {
 
 /**
  * A newer build: today's `dist/` with one more migration for each kind of store, as the next
- * release would have (its module written beside the others, and named in each store's list).
+ * release would have (its module written beside the others, and named in the folder's index).
  */
 function newerBuild(change: Change): Build {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-build-${change}-`));
@@ -57,11 +57,11 @@ class TestMigration {
 exports.TestMigration = TestMigration;
 `,
     );
-    const file = join(dir, `dist/database/${kind}.js`);
+    const file = join(dir, `dist/database/migrations/${kind}/index.js`);
     const code = readFileSync(file, 'utf8');
     const patched = code.replace(
-      /migrations: \[([^\]]+)\]/,
-      `migrations: [$1, require("./migrations/${kind}/1899999999999-Test").TestMigration]`,
+      /MIGRATIONS = \[([^\]]+)\]/,
+      `MIGRATIONS = [$1, require("./1899999999999-Test").TestMigration]`,
     );
     expect(patched).not.toBe(code);
     writeFileSync(file, patched);

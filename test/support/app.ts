@@ -4,7 +4,7 @@ import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.setup';
 import { type Env, loadConfig } from '../../src/config/configuration';
-import { createRootLogger } from '../../src/logging/logging';
+import { createRootLogger } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
 import { PlantEntity } from '../../src/plants/plant.entity';
 import { freshDatabase } from './databases';

@@ -1,26 +1,85 @@
-import { IsInt64 } from './is-int64.decorator';
-import { IsText } from './is-text.decorator';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ValidateBy } from 'class-validator';
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/** The JSON body reader yields integers as `bigint`; anything else (string, float, bool) fails. */
+export function isInt64(value: unknown): value is bigint {
+  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
+}
 
 /**
- * The `NewPlant` request body, read strictly: no coercion, so `"5"` is not an id and `null`
- * is not a tag. Only these fields are taken from the body (`NEW_PLANT_BODY`); anything else
- * in it is ignored. One rule per field, each saying whether the field is required, so a create
- * runs three checks. Its OpenAPI schema is written in `src/openapi/openapi.ts`.
+ * A string both stores keep exactly: well-formed Unicode (a lone surrogate from a `\ud800`
+ * escape has no UTF-8 form, so it would be stored as something else and a replay would then
+ * conflict) and no U+0000 (PostgreSQL's text cannot hold it).
  */
+export function isText(value: unknown): value is string {
+  return typeof value === 'string' && value.isWellFormed() && !value.includes('\u0000');
+}
+
+/** A required int64: absent is "is required", anything else that is not one says what is expected. */
+function IsInt64(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isInt64',
+    validator: {
+      validate: (value: unknown) => isInt64(value),
+      defaultMessage: (args) =>
+        args?.value === undefined
+          ? `${args?.property ?? 'value'} is required`
+          : `${args.property} must be an integer from ${INT64_MIN} to ${INT64_MAX} (int64)`,
+    },
+  });
+}
+
+/**
+ * Text (see isText) that is `required`, or `optional`: absent is fine then, but `null` is not.
+ * Presence is part of the one rule, so a field costs one check, not two.
+ */
+function IsText(presence: 'required' | 'optional'): PropertyDecorator {
+  return ValidateBy({
+    name: 'isText',
+    validator: {
+      validate: (value: unknown) => (presence === 'optional' && value === undefined) || isText(value),
+      defaultMessage: (args) => {
+        const property = args?.property ?? 'value';
+        if (args?.value === undefined) return `${property} is required`;
+        return typeof args.value === 'string'
+          ? `${property} must not contain NUL characters or unpaired surrogates`
+          : `${property} must be a string`;
+      },
+    },
+  });
+}
+
+/** What the schema cannot say about a string, and the server refuses with error 400. */
+const TEXT_RESTRICTION =
+  'Any Unicode text except U+0000 and unpaired surrogates (such as "\\ud800"), which no store keeps exactly; ' +
+  'a create carrying them fails with error 400.';
+
+/**
+ * The `NewPlant` request body, and the one declaration of a plant's fields: the rules checked
+ * on every create and import, the OpenAPI schema (and `Plant`, the answer, is this less the id),
+ * the fields `@JsonBody` reads. Read strictly: no coercion, so `"5"` is not an id and `null` is
+ * not a tag; anything else in the body is ignored. One rule per field, each saying whether the
+ * field is required.
+ */
+@ApiSchema({ name: 'NewPlant', description: 'A plant to create: every field of Plant, plus its id.' })
 export class NewPlant {
   @IsInt64()
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Identification number of the plant', example: 1 })
   id!: bigint;
 
   @IsText('required')
+  @ApiProperty({ type: 'string', description: `The name of the plant. ${TEXT_RESTRICTION}`, example: 'Monstera' })
   name!: string;
 
   // Optional means absent: an explicit null is a wrong type, not a missing tag.
   @IsText('optional')
+  @ApiPropertyOptional({
+    type: 'string',
+    description: `Tag that specifies the type. ${TEXT_RESTRICTION}`,
+    example: 'aroid',
+  })
   tag?: string;
 }
-
-/** NewPlant as `@JsonBody` reads it: only its own properties are handed on from the body. */
-export const NEW_PLANT_BODY = {
-  schema: 'NewPlant',
-  fields: ['id', 'name', 'tag'] as const satisfies ReadonlyArray<keyof NewPlant>,
-};

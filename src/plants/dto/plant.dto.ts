@@ -1,24 +1,6 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiSchema, OmitType } from '@nestjs/swagger';
+import { NewPlant } from './new-plant.dto';
 
-/** What the schema cannot say about a string, and the server refuses with error 400. */
-const TEXT_RESTRICTION =
-  'Any Unicode text except U+0000 and unpaired surrogates (such as "\\ud800"), which no store keeps exactly; ' +
-  'a create carrying them fails with error 400.';
-
-/** The `Plant` schema: the body of a successful create. There is no `id` in it, by contract. */
+/** The `Plant` schema: the body of a successful create, NewPlant without its id (by contract). */
 @ApiSchema({ name: 'Plant' })
-export class Plant {
-  @ApiProperty({
-    type: 'string',
-    description: `The name of the plant. ${TEXT_RESTRICTION}`,
-    example: 'Monstera',
-  })
-  name!: string;
-
-  @ApiPropertyOptional({
-    type: 'string',
-    description: `Tag that specifies the type. ${TEXT_RESTRICTION}`,
-    example: 'aroid',
-  })
-  tag?: string;
-}
+export class Plant extends OmitType(NewPlant, ['id'] as const) {}

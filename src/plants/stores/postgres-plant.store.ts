@@ -1,28 +1,30 @@
 import type { DataSource } from 'typeorm';
 import { GroupCommit } from '../../database/group-commit';
-import { boundedQuery, postgresClient, postgresFailure, withPooledClient } from '../../database/postgres';
+import { boundedQuery, postgresClient, postgresFailure, withPooledClient } from '../../database/postgres/connection';
 import type { StoreOutage } from '../../database/store-outage';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
-import type { PlantEntity } from '../plant.entity';
+import { PLANT_COLUMNS, type PlantEntity } from '../plant.entity';
 import type { PlantStore } from '../plant-store';
 
+const FIELDS = PLANT_COLUMNS.map(({ field }) => `"${field}"`).join(', ');
+const ARRAYS = PLANT_COLUMNS.map(({ type }, i) => `$${i + 2}::${type}[]`).join(', ');
+
 /**
- * One statement inserts a whole batch and commits it (one round trip, one WAL flush); ids already taken, by an earlier create or by another instance at the same moment,
- * are skipped by the primary key and left out of RETURNING. Ids travel as decimal text and are
- * cast by the server, so they never pass through a JS number.
+ * One statement inserts a whole batch and commits it (one round trip, one WAL flush); ids already
+ * taken, by an earlier create or by another instance at the same moment, are skipped by the
+ * primary key and left out of RETURNING. Ids travel as decimal text and are cast by the server,
+ * so they never pass through a JS number.
  */
 const INSERT =
-  'INSERT INTO "plant" ("id", "name", "tag") ' +
-  'SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ' +
+  `INSERT INTO "plant" ("id", ${FIELDS}) SELECT * FROM unnest($1::bigint[], ${ARRAYS}) ` +
   'ON CONFLICT DO NOTHING RETURNING "id"::text AS "id"';
 
+const SELECT = `SELECT "id"::text AS "id", ${FIELDS} FROM "plant"`;
 /** The stored plants behind the ids a batch lost, in one round trip. */
-const SELECT_TAKEN = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "id" = ANY($1::bigint[])';
-
+const SELECT_TAKEN = `${SELECT} WHERE "plant"."id" = ANY($1::bigint[])`;
 // "plant"."id", the bigint column: a bare "id" in ORDER BY would be the text alias, in text order.
-const PAGE =
-  'SELECT "id"::text AS "id", "name", "tag" FROM "plant" WHERE "plant"."id" > $1::bigint ORDER BY "plant"."id" LIMIT $2';
-const FIRST_PAGE = 'SELECT "id"::text AS "id", "name", "tag" FROM "plant" ORDER BY "plant"."id" LIMIT $1';
+const PAGE = `${SELECT} WHERE "plant"."id" > $1::bigint ORDER BY "plant"."id" LIMIT $2`;
+const FIRST_PAGE = `${SELECT} ORDER BY "plant"."id" LIMIT $1`;
 
 /** Numeric order of the decimal int64 ids (as BigInt: a JS number would round them). */
 function byId(a: PlantEntity, b: PlantEntity): number {
@@ -90,11 +92,11 @@ export class PostgresPlantStore implements PlantStore {
     // for the other's uncommitted rows (a deadlock, and a failed batch); in one order they queue.
     const sent = [...first.values()].sort(byId);
 
-    const taken = new Map<string, Pick<PlantEntity, 'name' | 'tag'>>();
+    const taken = new Map<string, PlantEntity>();
     const created = await withPooledClient(this.dataSource, async (client) => {
       const inserted = await boundedQuery<{ id: string }>(client, {
         text: INSERT,
-        values: [sent.map((row) => row.id), sent.map((row) => row.name), sent.map((row) => row.tag)],
+        values: [sent.map((row) => row.id), ...PLANT_COLUMNS.map(({ field }) => sent.map((row) => row[field]))],
       });
       const ids = new Set(inserted.rows.map((row) => row.id));
       const lost = sent.filter((row) => !ids.has(row.id)).map((row) => row.id);

@@ -8,12 +8,18 @@ import {
   SQLITE_LOCK_WAIT_MS,
   SqliteFiles,
   sqliteFailure,
-} from '../../database/sqlite';
+} from '../../database/sqlite/handle';
 import type { StoreOutage } from '../../database/store-outage';
 import { StoreUnavailableError } from '../../errors/store-unavailable.error';
 import { duplicateOutcome, type Outcome } from '../create-outcome';
-import type { PlantEntity } from '../plant.entity';
+import { PLANT_FIELDS, type PlantEntity } from '../plant.entity';
 import type { PlantStore } from '../plant-store';
+
+const FIELDS = PLANT_FIELDS.map((field) => `"${field}"`).join(', ');
+// Bound by name, from the row itself.
+const INSERT = `INSERT INTO "plant" ("id", ${FIELDS}) VALUES (${['id', ...PLANT_FIELDS].map((field) => `@${field}`).join(', ')}) ON CONFLICT DO NOTHING`;
+// CAST keeps ids above 2^53 exact: better-sqlite3 would hand an INTEGER back as a double.
+const SELECT = `SELECT CAST("id" AS TEXT) AS "id", ${FIELDS} FROM "plant"`;
 
 /**
  * How often a batch tries again for the write lock while another process holds it. Another
@@ -33,8 +39,8 @@ const LOCK_RETRY_MS = 1;
  */
 export class SqlitePlantStore implements PlantStore {
   private readonly batches: GroupCommit<PlantEntity, Outcome>;
-  private readonly insert: PreparedStatement<[string, string, string | null]>;
-  private readonly select: PreparedStatement<[string], { name: string; tag: string | null }>;
+  private readonly insert: PreparedStatement<[PlantEntity]>;
+  private readonly select: PreparedStatement<[string], PlantEntity>;
   private readonly firstPage: PreparedStatement<[number], PlantEntity>;
   private readonly nextPage: PreparedStatement<[string, number], PlantEntity>;
   private readonly files: SqliteFiles;
@@ -48,19 +54,11 @@ export class SqlitePlantStore implements PlantStore {
     outage: StoreOutage,
   ) {
     this.files = new SqliteFiles(dataSource, outage);
-    this.insert = new PreparedStatement(
-      dataSource,
-      'INSERT INTO "plant" ("id", "name", "tag") VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-    );
-    this.select = new PreparedStatement(dataSource, 'SELECT "name", "tag" FROM "plant" WHERE "id" = ?');
-    // CAST keeps ids above 2^53 exact: better-sqlite3 would hand an INTEGER back as a double.
-    const columns = 'SELECT CAST("id" AS TEXT) AS "id", "name", "tag" FROM "plant"';
+    this.insert = new PreparedStatement(dataSource, INSERT);
     // "plant"."id", the integer column: a bare "id" would be the text alias, in text order.
-    this.firstPage = new PreparedStatement(dataSource, `${columns} ORDER BY "plant"."id" LIMIT ?`);
-    this.nextPage = new PreparedStatement(
-      dataSource,
-      `${columns} WHERE "plant"."id" > ? ORDER BY "plant"."id" LIMIT ?`,
-    );
+    this.select = new PreparedStatement(dataSource, `${SELECT} WHERE "plant"."id" = ?`);
+    this.firstPage = new PreparedStatement(dataSource, `${SELECT} ORDER BY "plant"."id" LIMIT ?`);
+    this.nextPage = new PreparedStatement(dataSource, `${SELECT} WHERE "plant"."id" > ? ORDER BY "plant"."id" LIMIT ?`);
     this.batches = new GroupCommit({
       write: (batch) => this.write(batch),
       outage,
@@ -96,7 +94,7 @@ export class SqlitePlantStore implements PlantStore {
     const insert = this.insert.get();
     const select = this.select.get();
     return batch.map((row) => {
-      if (insert.run(row.id, row.name, row.tag).changes === 1) return 'created';
+      if (insert.run(row).changes === 1) return 'created';
       return duplicateOutcome(row, select.get(row.id));
     });
   }

@@ -1,0 +1,62 @@
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import { StoreCommandError, StoreCommandFailure } from '../store-command.error';
+import { nativeSqlite } from './handle';
+
+function fsyncFile(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Gives `from` the name `to` unless `to` exists, atomically: a hard link (EEXIST if `to` appeared
+ * meanwhile). On a file system without hard links, a rename after a last look.
+ */
+function nameWithoutOverwriting(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new StoreCommandError(`${to} exists: a backup goes to a new file`);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    if (existsSync(to)) throw new StoreCommandError(`${to} exists: a backup goes to a new file`);
+    renameSync(from, to);
+  }
+}
+
+/**
+ * SQLite's online backup, page by page, while the server goes on writing: the copy is the
+ * store at one moment. It is written to a temporary file beside `file` (new, 0600: a backup
+ * holds every token hash), flushed to disk, and only then given its name, by a hard link that
+ * fails rather than overwrite anything: so `file` is the whole copy or nothing. A failure on
+ * the way (a full disk) removes the temporary file and its journal.
+ */
+export async function backupSqlite(dataSource: DataSource, file: string): Promise<void> {
+  if (existsSync(file)) throw new StoreCommandError(`${file} exists: a backup goes to a new file`);
+  const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}`);
+  try {
+    closeSync(openSync(partial, 'wx', 0o600));
+  } catch (error) {
+    throw new StoreCommandError(`cannot create ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
+  }
+  try {
+    await nativeSqlite(dataSource).backup(partial);
+    fsyncFile(partial);
+    nameWithoutOverwriting(partial, file);
+    fsyncFile(dirname(file));
+  } catch (error) {
+    if (error instanceof StoreCommandError) throw error;
+    const code = (error as { code?: unknown }).code;
+    throw new StoreCommandFailure(
+      `cannot write the backup to ${file} (${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}); nothing was left behind`,
+    );
+  } finally {
+    rmSync(partial, { force: true });
+    rmSync(`${partial}-journal`, { force: true });
+  }
+}
