@@ -72,6 +72,53 @@ describe('GroupCommit', () => {
     expect(outage.active).toBe(false);
   });
 
+  it('answers the items queued behind a batch that found the store unavailable at once, without writing them', async () => {
+    const outage = new StoreOutage();
+    const written: number[][] = [];
+    let fail!: () => void;
+    const commit = new GroupCommit<number, number>({
+      write: (batch) => {
+        written.push([...batch]);
+        return new Promise((_, reject) => (fail = () => reject(new StoreUnavailableError('commit waits'))));
+      },
+      outage,
+    });
+    const first = commit.enqueue(1);
+    await turn();
+    const queued = [commit.enqueue(2), commit.enqueue(3)];
+    await turn();
+    fail();
+    const results = await Promise.allSettled([first, ...queued]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(written).toEqual([[1]]);
+    expect(outage.active).toBe(true);
+  });
+
+  it('lets queued items try when the failure is news of a store that has since come back', async () => {
+    const outage = new StoreOutage();
+    outage.failed(new StoreUnavailableError('down'));
+    const written: number[][] = [];
+    let fail!: () => void;
+    const commit = new GroupCommit<number, number>({
+      write: (batch) => {
+        written.push([...batch]);
+        if (written.length > 1) return [...batch];
+        return new Promise((_, reject) => (fail = () => reject(new StoreUnavailableError('late news'))));
+      },
+      outage,
+    });
+    const first = commit.enqueue(1);
+    await turn();
+    const queued = commit.enqueue(2);
+    await turn();
+    outage.recovered();
+    fail();
+    await expect(first).rejects.toThrow('late news');
+    await expect(queued).resolves.toBe(2);
+    expect(written).toEqual([[1], [2]]);
+    expect(outage.active).toBe(false);
+  });
+
   it('keeps a batch whose store is busy, lets newer items join it, and times out the oldest', async () => {
     const batches: number[][] = [];
     let busyFor = 3;

@@ -1,5 +1,5 @@
 import type { SpanContext } from '@opentelemetry/api';
-import { currentSpanContext, tracedBatch } from '../tracing/tracing';
+import { currentSpanContext, tracedBatch } from '../observability/tracing';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
@@ -60,7 +60,8 @@ export const EARLY_BATCHES_PER_TURN = 32;
  * one commit (one fsync on SQLite, one round trip on PostgreSQL), or in batches of
  * EARLY_BATCH_SIZE as they fill, and none is answered before its commit returns. Every waiter is
  * settled, with its result or the batch's failure; a failure that means the store is unavailable
- * starts an outage (StoreOutage), and a commit that succeeds ends it.
+ * starts an outage (StoreOutage) and answers the items queued behind the batch at once, and a
+ * commit that succeeds ends it.
  */
 export class GroupCommit<T, R> {
   private queue: Waiter<T, R>[] = [];
@@ -143,8 +144,13 @@ export class GroupCommit<T, R> {
         this.schedule(busy.retryMs);
         return;
       }
-      if (error instanceof StoreUnavailableError) this.options.outage.failed(error, epoch);
       for (const waiter of batch) waiter.reject(error);
+      if (error instanceof StoreUnavailableError) {
+        this.options.outage.failed(error, epoch);
+        // Those queued behind it would each wait a commit bound to learn the same; only news of
+        // a store that has since come back leaves them to try.
+        if (epoch === this.options.outage.epoch) this.queue.splice(0).forEach((waiter) => waiter.reject(error));
+      }
       return;
     }
     this.options.outage.committed(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
