@@ -8,6 +8,9 @@ import { freshDatabase, testStoreKind, type TestDatabase } from '../support/data
 import { createToken, startServer } from '../support/server-process';
 import { answerEnd, createRequest, rawRequest, replyBody } from '../support/raw-http';
 import { open, sleep, timed } from '../support/sockets';
+import { DRAIN_IDLE_GRACE_MS } from '../../src/edge/drain';
+import { LINGER_MS } from '../../src/edge/node-sockets';
+import { ACCEPT_BACKLOG_MS } from '../../src/shutdown';
 
 jest.setTimeout(60_000);
 
@@ -33,7 +36,9 @@ describe('graceful shutdown with idle connections', () => {
       });
       socket.destroy();
       expect(code).toBe(0);
-      expect(ms).toBeLessThan(3_000);
+      // Far inside the shutdown's 10 s deadline. On a busy machine the process may accept the
+      // connection only as its listeners close: answered 503 by the drain, and lingered on.
+      expect(ms).toBeLessThan(ACCEPT_BACKLOG_MS + DRAIN_IDLE_GRACE_MS + LINGER_MS + 1_000);
       const last = JSON.parse(server.output().trim().split('\n').at(-1)!) as Record<string, unknown>;
       expect(last.msg).toMatch(/^stopped/);
       expect(last.drainMs).toEqual(expect.any(Number));
@@ -294,7 +299,9 @@ describe('graceful shutdown as orchestrators see it', () => {
         return server.exited;
       });
       expect(code).toBe(0);
-      expect(ms).toBeLessThan(3_000);
+      // Far inside the shutdown's 10 s deadline. On a busy machine the process may accept the
+      // connection only as its listeners close: answered 503 by the drain, and lingered on.
+      expect(ms).toBeLessThan(ACCEPT_BACKLOG_MS + DRAIN_IDLE_GRACE_MS + LINGER_MS + 1_000);
     },
   );
 });
