@@ -39,7 +39,8 @@ function accepts(port) {
 
 /**
  * Starts PgBouncer in `mode` (transaction or session) in front of `upstream` (a postgres:// URL
- * of the server; its user is the one clients connect as, and may use the admin console).
+ * of the server; its user is the one clients connect as, and may use the admin console; its
+ * password, if any, is the one PgBouncer logs in with).
  * Resolves once it accepts connections. `serverLoginRetry` is its `server_login_retry` in
  * seconds (PgBouncer's default: 15).
  */
@@ -51,7 +52,9 @@ export async function startPgBouncer({ upstream, mode = 'transaction', poolSize 
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-pgbouncer-'));
   chmodSync(dir, 0o777); // the postgres user writes its log here
-  writeFileSync(join(dir, 'users.txt'), `"${user}" ""\n`, { mode: 0o644 });
+  // Clients are trusted; the password, if the server asks for one, is what PgBouncer logs in with.
+  const password = decodeURIComponent(server.password);
+  writeFileSync(join(dir, 'users.txt'), `"${user}" "${password}"\n`, { mode: 0o644 });
   const config = (serverHost, serverPort) =>
     [
       '[databases]',

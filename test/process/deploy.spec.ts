@@ -260,3 +260,27 @@ describe('deploy/plant-store.service', () => {
     }
   });
 });
+
+describe('deploy/patroni', () => {
+  const operations = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+  /** The code blocks of docs/operations.md, their list indentation taken off. */
+  const blocks = [...operations.matchAll(/^( *)```\w*\n([\s\S]*?)^\1```/gm)].map(([, indent, body]) =>
+    body
+      .split('\n')
+      .map((line) => line.slice(indent.length))
+      .join('\n'),
+  );
+
+  it.each(['patroni.yml', 'node.env', 'haproxy.cfg'])(
+    '%s is shown whole in docs/operations.md, as npm run test:failover runs it',
+    (file) => {
+      expect(blocks).toContain(readFileSync(join(ROOT, 'deploy/patroni', file), 'utf8'));
+    },
+  );
+
+  it('haproxy.cfg passes haproxy -c, where HAProxy is installed', () => {
+    if (spawnSync('sh', ['-c', 'command -v haproxy']).status !== 0) return;
+    const checked = spawnSync('haproxy', ['-c', '-f', join(ROOT, 'deploy/patroni/haproxy.cfg')], { encoding: 'utf8' });
+    expect(checked.stdout + checked.stderr).toMatch(/Configuration file is valid/);
+  });
+});
