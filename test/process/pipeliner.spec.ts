@@ -7,7 +7,8 @@ import { freshDatabase, type TestDatabase } from '../support/databases';
 import { startServer, stopServer, type ServerProcess } from '../support/server-process';
 import { open, sleep, timed } from '../support/sockets';
 
-jest.setTimeout(90_000);
+// The sum of the bounds below: warm-up probes, eight seconds of probes, the drain's deadline.
+jest.setTimeout(180_000);
 
 /** The server's resident memory, in MB. */
 function rssMb(pid: number): number {
@@ -57,7 +58,10 @@ describe.each(['on', 'off'])('a client that pipelines and never reads (FAST_PATH
 
     const { value: code, ms } = await timed(() => {
       server.child.kill('SIGTERM');
-      return server.exited;
+      return Promise.race([
+        server.exited,
+        sleep(30_000).then(() => `still running 30 s after SIGTERM:\n${server.output().slice(-2_000)}`),
+      ]);
     });
     socket.destroy();
 

@@ -1,10 +1,11 @@
 import { connect, createServer, type Socket } from 'node:net';
 
-/** A raw connection to the server, open. */
+/** A raw connection to the server, open; rejects if it cannot be opened. */
 export function open(port: number): Promise<Socket> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => resolve(socket));
-    socket.on('error', () => undefined);
+    // Once open, a test reads failures from the socket itself.
+    socket.on('error', reject);
   });
 }
 
