@@ -3,7 +3,7 @@
  * shows (deploy/patroni/): etcd, three PostgreSQL nodes under Patroni in synchronous mode,
  * HAProxy on Patroni's `/primary`, PgBouncer in transaction mode in front, and the service under
  * load with same-id races. One fault at a time: the leader killed, the leader frozen past its
- * key's ttl, the synchronous standby frozen, a switchover. Every create the service acknowledged
+ * key's ttl, the synchronous standby frozen, a switchover, etcd silent. Every create the service acknowledged
  * is on the final primary; every other answer is 503, each within the documented bound; the
  * service is ready again by itself after each.
  */
@@ -177,6 +177,18 @@ async function create(url: string, token: string, id: number): Promise<Sent> {
     await settled();
   });
 
+  it('etcd silent for 15 s: the primary that every member still sees goes on (failsafe_mode)', async () => {
+    const leader = await fleet.leader();
+    const answers = await underLoad(async () => {
+      fleet.freezeEtcd('STOP');
+      await sleep(15_000);
+      fleet.freezeEtcd('CONT');
+    });
+    expect(answers.filter(({ answer }) => answer !== 200)).toEqual([]);
+    await settled();
+    expect(await fleet.leader()).toBe(leader);
+  });
+
   it('lost no acknowledged create, answered only 200 or 503, each within the bound', async () => {
     const codes = new Map<Answer, number>();
     for (const { answer } of sent) codes.set(answer, (codes.get(answer) ?? 0) + 1);
@@ -194,7 +206,7 @@ async function create(url: string, token: string, id: number): Promise<Sent> {
     // Each outage logged once each way, and over.
     const started = log.match(/store outage started/g)?.length ?? 0;
     expect(started).toBeGreaterThan(0);
-    expect(started).toBeLessThanOrEqual(4);
+    expect(started).toBeLessThanOrEqual(5);
     expect(log.match(/store outage ended/g)?.length).toBe(started);
   });
 });

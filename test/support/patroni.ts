@@ -153,6 +153,12 @@ export class PatroniFleet {
     for (const pid of this.pids(name)) process.kill(pid, `SIG${signal}`);
   }
 
+  /** Stops (`STOP`) or resumes (`CONT`) etcd: the leader's election store gone silent. */
+  freezeEtcd(signal: 'STOP' | 'CONT'): void {
+    const pid = this.processes.get('etcd')?.pid;
+    if (pid !== undefined) process.kill(pid, `SIG${signal}`);
+  }
+
   /** Starts a node's Patroni again (after `kill`): it rejoins as a standby, rewound if need be. */
   restart(name: string): void {
     this.startNode(name);
@@ -199,6 +205,7 @@ export class PatroniFleet {
         // already gone
       }
     }
+    this.freezeEtcd('CONT');
     for (const child of this.processes.values()) child.kill('SIGKILL');
     rmSync(this.root, { recursive: true, force: true });
   }
