@@ -5,6 +5,7 @@
  * addresses (10.0.0.x) are the only thing rewritten.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { postgresUser, queryOnce } from './pg-cluster';
 import {
   chmodSync,
   chownSync,
@@ -60,7 +61,7 @@ export class PatroniFleet {
   haproxyPort = 0;
   private readonly root: string;
   private readonly processes = new Map<string, ChildProcess>();
-  private readonly owner = userInfo().uid === 0 ? postgresIds() : undefined;
+  private readonly owner = userInfo().uid === 0 ? postgresUser() : undefined;
   private etcdPort = 0;
 
   constructor(private readonly binDir: string) {
@@ -178,15 +179,12 @@ export class PatroniFleet {
     if (response.status !== 200) throw new Error(`switchover refused: ${response.status} ${await response.text()}`);
   }
 
-  async query<R extends pg.QueryResultRow>(sql: string, database = 'postgres', port = this.haproxyPort): Promise<R[]> {
-    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: PASSWORD, database });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return (await client.query<R>(sql)).rows;
-    } finally {
-      await client.end();
-    }
+  /** `sql` on the primary, through HAProxy. */
+  query<R extends pg.QueryResultRow>(sql: string, database = 'postgres'): Promise<R[]> {
+    return queryOnce<R>(
+      { host: '127.0.0.1', port: this.haproxyPort, user: 'postgres', password: PASSWORD, database },
+      sql,
+    );
   }
 
   node(name: string): PatroniNode {
@@ -325,9 +323,4 @@ export class PatroniFleet {
     this.spawnLogged('haproxy', 'haproxy', ['-db', '-f', file], {}, false);
     await this.until(async () => (await this.query('SELECT 1')).length === 1, 30_000, 'HAProxy reaching the leader');
   }
-}
-
-function postgresIds(): { uid: number; gid: number } {
-  const id = (flag: string): number => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }));
-  return { uid: id('-u'), gid: id('-g') };
 }

@@ -28,7 +28,7 @@ export function postgresBin(): string | undefined {
 /** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user. */
 const asRoot = userInfo().uid === 0;
 
-function postgresUser(): { uid: number; gid: number } {
+export function postgresUser(): { uid: number; gid: number } {
   const id = (flag: string): number => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }));
   return { uid: id('-u'), gid: id('-g') };
 }
@@ -167,18 +167,22 @@ export class TestClusters {
         appendFileSync(join(dir, 'postgresql.conf'), `\n${lines.join('\n')}\n`);
         if (existsSync(join(dir, 'postmaster.pid'))) tool(bin, 'pg_ctl', ['-D', dir, 'reload']);
       },
-      query: async <R extends pg.QueryResultRow>(sql: string, database = 'postgres'): Promise<R[]> => {
-        const client = new pg.Client({ connectionString: cluster.url(database) });
-        client.on('error', () => undefined);
-        await client.connect();
-        try {
-          return (await client.query<R>(sql)).rows;
-        } finally {
-          await client.end();
-        }
-      },
+      query: <R extends pg.QueryResultRow>(sql: string, database = 'postgres'): Promise<R[]> =>
+        queryOnce<R>({ connectionString: cluster.url(database) }, sql),
     };
     this.clusters.push(cluster);
     return cluster;
+  }
+}
+
+/** `sql` on a connection of its own, closed afterwards. */
+export async function queryOnce<R extends pg.QueryResultRow>(config: pg.ClientConfig, sql: string): Promise<R[]> {
+  const client = new pg.Client(config);
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<R>(sql)).rows;
+  } finally {
+    await client.end();
   }
 }
