@@ -73,10 +73,11 @@ describe('a connection storm', () => {
         const outcomes = await Promise.all(answers);
         expect(overflows).toBe(0);
         expect(outcomes.filter((outcome) => outcome.status !== 'HTTP/1.1 200 OK')).toEqual([]);
-        // Every connection was queued (no overflow, so no SYN retry); the last answer waits only
-        // for the creates before it, which PostgreSQL on a busy machine can take over a second to
-        // commit.
-        expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(5_000);
+        // Every connection was queued (no overflow, so no SYN retry). The last answer waits for
+        // the creates before it, which a busy machine may take seconds to commit: how fast is
+        // `npm run bench`'s to say (storm-3000), so this bound only rules out a lost connection
+        // left to a client's retries.
+        expect(Math.max(...outcomes.map((outcome) => outcome.ms))).toBeLessThan(15_000);
       } finally {
         signal('SIGCONT');
         await stopServer(server);
