@@ -119,11 +119,7 @@ async function create(url: string, token: string, id: number): Promise<Sent> {
     });
     expect(answers.filter(({ answer }) => answer === 503).length).toBeGreaterThan(0);
     fleet.restart(leader);
-    await fleet.until(
-      async () => (await fleet.members()).filter((m) => m.state === 'streaming' || m.state === 'running').length === 3,
-      90_000,
-      'the old leader back',
-    );
+    await fleet.until(() => fleet.allServing(), 90_000, 'the old leader back');
     await settled();
   });
 
@@ -135,11 +131,7 @@ async function create(url: string, token: string, id: number): Promise<Sent> {
       await sleep(2_000);
       fleet.freeze(leader, 'CONT');
     });
-    await fleet.until(
-      async () => (await fleet.members()).filter((m) => m.state === 'streaming' || m.state === 'running').length === 3,
-      90_000,
-      'the old leader back as a standby',
-    );
+    await fleet.until(() => fleet.allServing(), 90_000, 'the old leader back as a standby');
     await settled();
   });
 

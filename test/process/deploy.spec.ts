@@ -7,6 +7,7 @@ import { jest } from '@jest/globals';
 import { validate } from 'dockerfile-utils';
 import { SHUTDOWN_DEADLINE_MS } from '../../src/shutdown';
 import { DOCKERFILE, finalStage, instructions } from '../support/dockerfile';
+import { onPath } from '../support/patroni';
 
 jest.setTimeout(60_000);
 
@@ -279,7 +280,7 @@ describe('deploy/patroni', () => {
   );
 
   it('haproxy.cfg passes haproxy -c, where HAProxy is installed', () => {
-    if (spawnSync('sh', ['-c', 'command -v haproxy']).status !== 0) return;
+    if (!onPath('haproxy')) return;
     const checked = spawnSync('haproxy', ['-c', '-f', join(ROOT, 'deploy/patroni/haproxy.cfg')], { encoding: 'utf8' });
     expect(checked.stdout + checked.stderr).toMatch(/Configuration file is valid/);
   });

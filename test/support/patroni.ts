@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { postgresUser, queryOnce } from './pg-cluster';
 import {
   chmodSync,
+  closeSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -27,8 +28,12 @@ const PASSWORD = 'plant-store-test';
 
 /** Whether this machine has what the fleet needs: etcd, patroni, haproxy and PostgreSQL 15. */
 export function patroniInstalled(binDir: string | undefined): boolean {
-  const has = (name: string): boolean => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
-  return binDir !== undefined && has('etcd') && has('patroni') && has('haproxy');
+  return binDir !== undefined && onPath('etcd') && onPath('patroni') && onPath('haproxy');
+}
+
+/** Whether the shell finds `command`. */
+export function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 }
 
 /** A node's role, as Patroni's `/cluster` says it. */
@@ -96,11 +101,7 @@ export class PatroniFleet {
     this.startNode('pg2');
     this.startNode('pg3');
     await this.startHaproxy();
-    await this.until(
-      async () => (await this.members()).filter((m) => m.state === 'streaming' || m.state === 'running').length === 3,
-      90_000,
-      'three members running',
-    );
+    await this.until(() => this.allServing(), 90_000, 'three members running');
     await this.until(
       async () => (await this.members()).some((m) => m.role === 'sync_standby'),
       30_000,
@@ -123,6 +124,12 @@ export class PatroniFleet {
       }
     }
     return [];
+  }
+
+  /** Every node runs: the leader, and each standby streaming from it. */
+  async allServing(): Promise<boolean> {
+    const serving = (await this.members()).filter((m) => m.state === 'streaming' || m.state === 'running');
+    return serving.length === this.nodes.length;
   }
 
   async leader(): Promise<string | undefined> {
@@ -243,6 +250,8 @@ export class PatroniFleet {
       stdio: ['ignore', log, log],
       ...(asPostgres && this.owner !== undefined ? this.owner : {}),
     });
+    // The child has its own copy.
+    closeSync(log);
     this.processes.set(name, child);
     return child;
   }
