@@ -72,11 +72,16 @@ export function startServer(
       child.kill('SIGKILL');
       reject(new Error(`server did not start in ${timeoutMs} ms:\n${stdout}\n${stderr}`));
     }, timeoutMs);
+    let listening = false;
     out.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
+      // Searched until found only: otherwise a server that logs megabytes has all of it searched
+      // again for every chunk, and its reader falls behind.
+      if (listening) return;
       // The public port: a metrics listener says its own port first.
       const match = /"port":(\d+),"msg":"Plant Store listening/.exec(stdout);
       if (match) {
+        listening = true;
         clearTimeout(timer);
         const port = Number(match[1]);
         resolve({ child, stdout: out, port, url: `http://127.0.0.1:${port}`, output: () => stdout, exited });
