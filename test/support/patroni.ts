@@ -147,7 +147,17 @@ export class PatroniFleet {
       if (await condition().catch(() => false)) return Date.now() - started;
       await sleep(200);
     }
-    throw new Error(`no ${what} within ${withinMs} ms; Patroni's logs are in ${this.root}`);
+    // The folder, logs included, is gone once the fleet stops: what it said goes with the error.
+    const logged = this.nodes.filter((node) => existsSync(join(this.root, `${node.name}.log`)));
+    const tails = logged.map((node) => {
+      const lines = readFileSync(join(this.root, `${node.name}.log`), 'utf8')
+        .trimEnd()
+        .split('\n');
+      return `${node.name}.log, last lines:\n${lines.slice(-15).join('\n')}`;
+    });
+    throw new Error(
+      `no ${what} within ${withinMs} ms; members: ${JSON.stringify(await this.members())}\n${tails.join('\n')}`,
+    );
   }
 
   /** `kill -9` of a node's Patroni and PostgreSQL: a machine that is gone. */
