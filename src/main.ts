@@ -61,7 +61,7 @@ function supervise(config: AppConfig, logger: Logger, { port, release }: HeldPor
       exitCode = 1;
       log.fatal(`worker ${worker.id} could not start (exit ${signal ?? code}); stopping`);
       for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
-      setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref();
+      setTimeout(() => exitAfterLogs(logger, 1), SHUTDOWN_DEADLINE_MS).unref();
     }
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) {
@@ -79,7 +79,7 @@ function supervise(config: AppConfig, logger: Logger, { port, release }: HeldPor
     stopping = true;
     log.info(`${signal}: draining ${config.workers} workers`);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
-    setTimeout(() => process.exit(1), config.shutdownDelayMs + SHUTDOWN_DEADLINE_MS + 1_000).unref();
+    setTimeout(() => exitAfterLogs(logger, 1), config.shutdownDelayMs + SHUTDOWN_DEADLINE_MS + 1_000).unref();
   };
   for (const signal of SIGNALS) process.on(signal, stop);
   for (let i = 0; i < config.workers; i++) fork();

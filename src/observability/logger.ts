@@ -77,9 +77,26 @@ export function createRootLogger(
       }),
     );
   }
+  // A pipe for stdout is then non-blocking, as Node makes it: a write it cannot take now fails
+  // (EAGAIN, tried again later) rather than holding a thread, or the exit, until somebody reads.
+  if (fd === 1) void process.stdout;
+  let exiting = false;
+  // Before pino's own exit hook, which would retry a write that stdout refuses (EAGAIN) every
+  // 100 ms, synchronously, for as long as nobody reads it: however the process ends, it writes
+  // what stdout takes at once and drops the rest.
+  process.once('exit', () => {
+    exiting = true;
+    try {
+      destination.flushSync();
+    } catch {
+      // stdout is full (or gone): what is left is dropped
+    }
+    destination.destroy();
+  });
   const destination = pino.destination({
     dest: fd,
     sync: false,
+    retryEAGAIN: () => !exiting,
     maxLength: bufferBytes,
     // A write still starts as soon as anything waits (a line is never shorter). With the default
     // 0, sonic-boom's flush(cb) calls back at once, even with a write under way: exitAfterLogs
@@ -117,10 +134,10 @@ export function createRootLogger(
 }
 
 /**
- * Ends the process with `code` once every line logged so far has been written. `process.exit`
- * alone loses lines when stdout is backed up: pino's exit hook writes what is queued, but not
- * the write still under way. A stdout that nobody reads holds it up for at most
- * LOG_FLUSH_DEADLINE_MS.
+ * Ends the process with `code` once every line logged so far has been written, or once
+ * LOG_FLUSH_DEADLINE_MS have passed with stdout not read (the exit hook then drops what is left).
+ * `process.exit` alone loses lines when stdout is backed up: pino's exit hook writes what is
+ * queued, but not the write still under way.
  */
 export function exitAfterLogs(logger: Logger, code: number): void {
   process.exitCode = code;

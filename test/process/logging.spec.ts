@@ -1,7 +1,9 @@
 /**
  * @slow 6 s: holds the log backed up while it sends thousands of creates
  */
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,5 +86,36 @@ describe('the log on stdout', () => {
     const entries = lines.map((line) => JSON.parse(line) as { msg?: string; req?: { path?: string } });
     expect(entries.filter((entry) => entry.req?.path === '/plants')).toHaveLength(CREATES);
     expect(entries.at(-1)?.msg).toMatch(/^stopped: drained and closed the store/);
+  });
+
+  it('ends at once, however it ends, when nobody reads its log', async () => {
+    // Two megabytes of lines, then an exit with them unwritten: what a crash would leave.
+    const script = `
+      const { createRootLogger } = require(${JSON.stringify(join(process.cwd(), 'dist/observability/logger.js'))});
+      const logger = createRootLogger('info', undefined, 'json');
+      for (let i = 0; i < 8_000; i++) logger.info({ i, padding: 'x'.repeat(200) }, 'a line nobody reads');
+      setImmediate(() => process.exit(3));
+    `;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.pause(); // never read
+    const exited = once(child, 'exit').then(([code]) => code as number);
+    const code = await Promise.race([exited, sleep(10_000, 'still running 10 s after its exit', { ref: false })]);
+    child.kill('SIGKILL');
+    expect(code).toBe(3);
+  });
+
+  it('still exits, soon after its drain, when nobody reads its log again', async () => {
+    const server = await startServer({ DATABASE_URL: databaseUrl }, undefined, undefined, 'pipe');
+    server.stdout.pause();
+    await createMany(server, token, 3_000_000);
+    const began = Date.now();
+    server.child.kill('SIGTERM');
+    const code = await Promise.race([server.exited, sleep(30_000, 'still running 30 s after SIGTERM', { ref: false })]);
+    const ms = Date.now() - began;
+    server.stdout.resume();
+    if (code !== 0) server.child.kill('SIGKILL');
+    expect(code).toBe(0);
+    // The drain's own bound (SHUTDOWN_DEADLINE_MS) plus the wait for stdout (2 s).
+    expect(ms).toBeLessThan(12_000);
   });
 });
