@@ -13,11 +13,11 @@ import { EdgeModule } from './edge/edge.module';
 import { FastPath } from './fast-path/fast-path';
 import { HealthModule } from './health/health.module';
 import { ShutdownState } from './health/shutdown-state';
-import { JsonBodyPipe } from './http/json-body';
+import { JsonBodyPipe } from './plants/json-body';
 import { VALIDATION_OPTIONS } from './http/validation';
 import { ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
-import { RequestLog } from './observability/request-log';
+import { RequestLog } from './observability/logger';
 import { PlantsModule } from './plants/plants.module';
 
 /**

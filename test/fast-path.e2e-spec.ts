@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { stringify } from 'lossless-json';
 import request from 'supertest';
 import { ApiTokenEntity } from '../src/auth/api-token.entity';
-import { generateToken, hashToken } from '../src/auth/bearer.strategy';
+import { generateToken, hashToken } from '../src/auth/bearer-auth';
 import { startTestApp, type TestApp } from './support/app';
 
 // Hundreds of requests to two apps: under a full suite on two cores they need more than 5 s.

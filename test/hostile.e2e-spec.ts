@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { LINGER_MS } from '../src/edge/node-sockets';
-import { MAX_FIELD_NESTING, MAX_NESTING } from '../src/http/json-fields';
+import { MAX_FIELD_NESTING, MAX_NESTING } from '../src/plants/json-body';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/app';
 import { rawRequest, replyBody } from './support/raw-http';

@@ -4,7 +4,7 @@ import { freePort } from './support/sockets';
 import { jest } from '@jest/globals';
 import request from 'supertest';
 import { ApiTokenEntity } from '../src/auth/api-token.entity';
-import { generateToken, hashToken } from '../src/auth/bearer.strategy';
+import { generateToken, hashToken } from '../src/auth/bearer-auth';
 import { Metrics } from '../src/observability/metrics';
 import { startTestApp, type TestApp } from './support/app';
 

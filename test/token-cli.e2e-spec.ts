@@ -3,7 +3,7 @@
  */
 import { jest } from '@jest/globals';
 import request from 'supertest';
-import { TOKEN_PATTERN } from '../src/auth/bearer.strategy';
+import { TOKEN_PATTERN } from '../src/auth/bearer-auth';
 import { startTestApp, type TestApp } from './support/app';
 import { TOKEN_CLI } from './support/server-process';
 import { run } from './support/spawn';

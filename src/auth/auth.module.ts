@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { storeProvider } from '../database/store-provider';
-import { BearerStrategy } from './bearer.strategy';
+import { BearerStrategy } from './bearer-auth';
 import { TOKEN_STORES } from './stores/token-stores';
 import { TokenStore } from './token-store';
 

@@ -1,6 +1,6 @@
 import { type DataSource, IsNull, type Repository } from 'typeorm';
 import { ApiTokenEntity } from './api-token.entity';
-import { generateToken, hashToken } from './bearer.strategy';
+import { generateToken, hashToken } from './bearer-auth';
 
 export interface TokenSummary {
   name: string;

@@ -1,5 +1,5 @@
 import type { SpanContext } from '@opentelemetry/api';
-import { currentSpanContext, tracedBatch } from '../observability/tracing';
+import { currentSpanContext, tracedBatch, tracing } from '../observability/tracing';
 import type { StoreOutage } from './store-outage';
 import { StoreUnavailableError } from '../errors/store-unavailable.error';
 
@@ -82,7 +82,7 @@ export class GroupCommit<T, R> {
   enqueue(item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       const deadline = Date.now() + (this.options.busy?.maxWaitMs ?? 0);
-      this.queue.push({ item, deadline, span: currentSpanContext(), resolve, reject });
+      this.queue.push({ item, deadline, span: tracing.on ? currentSpanContext() : undefined, resolve, reject });
       if (this.mayCommitEarly()) {
         this.earlyBatches++;
         this.flush();
@@ -133,9 +133,8 @@ export class GroupCommit<T, R> {
     const started = process.hrtime.bigint();
     const epoch = this.options.outage.epoch;
     try {
-      results = await tracedBatch('store commit', batch, async () =>
-        this.options.write(batch.map((waiter) => waiter.item)),
-      );
+      const write = async (): Promise<readonly R[]> => this.options.write(batch.map((waiter) => waiter.item));
+      results = await (tracing.on ? tracedBatch('store commit', batch, write) : write());
     } catch (error) {
       const busy = this.options.busy;
       if (busy?.isBusy(error)) {

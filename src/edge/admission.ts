@@ -7,15 +7,8 @@ import { CONFIG, type ConfigSlice } from '../config/configuration';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { failureCodes, writeError, writeUnavailable } from '../errors/error-response';
 import { UNMATCHED_ROUTE } from '../observability/metrics';
-import { RequestLog } from '../observability/request-log';
-import {
-  endRequestSpan,
-  spanIdOf,
-  startRequestSpan,
-  traceIdOf,
-  tracingEnabled,
-  withSpan,
-} from '../observability/tracing';
+import { RequestLog } from '../observability/logger';
+import { endRequestSpan, startRequestSpan, tracing, withSpan } from '../observability/tracing';
 import { Drain } from './drain';
 import { RESPONSE_DEADLINE_MS } from './http-server';
 
@@ -198,8 +191,11 @@ export class Admission {
       const requestId = requestIdOf(request);
       response.setHeader('X-Request-Id', requestId);
       // Probes (tens a minute per instance) and Swagger UI's files are not traced.
-      const traced = tracingEnabled() && !isProbe(request) && routeOf(request, docs) !== docs;
-      const span = traced ? startRequestSpan(request.method, request.headers) : undefined;
+      const span =
+        tracing.on && !isProbe(request) && routeOf(request, docs) !== docs
+          ? startRequestSpan(request.method, request.headers)
+          : undefined;
+      const ids = span?.spanContext();
       const log = (clientClosed: boolean): void => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         const line = {
@@ -213,10 +209,10 @@ export class Admission {
           clientClosed,
           tokenName: authenticated(request)?.tokenName,
           client: this.viaProxy ? forwardedClient(request) : request.socket.remoteAddress,
-          traceId: traceIdOf(span),
-          spanId: spanIdOf(span),
+          traceId: ids?.traceId,
+          spanId: ids?.spanId,
         };
-        endRequestSpan(span, line);
+        if (span !== undefined) endRequestSpan(span, line);
         this.requestLog.answered(line);
       };
       response.once('close', () => {
@@ -224,9 +220,11 @@ export class Admission {
         else if (response.writableEnded) log(true);
         else whenAnswered(response, () => log(true));
       });
-      withSpan(span, () => {
+      const admit = (): void => {
         if (!this.refused(request, response)) next();
-      });
+      };
+      if (span === undefined) admit();
+      else withSpan(span, admit);
     };
   }
 

@@ -3,8 +3,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Socket as NetSocket, type Socket } from 'node:net';
 import { jest } from '@jest/globals';
 import pino from 'pino';
-import { AnswerOrder, MAX_WAITING } from './answer-order';
+import { AnswerOrder, closeSocket, MAX_WAITING, whenNodeCloses } from './answer-order';
 import { Drain, DRAIN_IDLE_GRACE_MS } from './drain';
+import { IDLE_SOCKET_TIMEOUT_MS } from './http-server';
 import { LINGER_MS, SocketHandling, type SocketShortcuts } from './node-sockets';
 
 /** Every replacement of Node's socket handling, or none: Node's own. */
@@ -29,6 +30,12 @@ class FakeSocket extends EventEmitter {
   bytesRead = 0;
   ended = false;
   resumed = false;
+  /** The idle timeouts set on it, in order. */
+  timeouts: number[] = [];
+  setTimeout(ms: number): this {
+    this.timeouts.push(ms);
+    return this;
+  }
   destroySoon(): void {
     // Node's own close after an answer that ends the connection.
     this.end();
@@ -120,6 +127,16 @@ describe('AnswerOrder', () => {
     second.response.answer();
     await nextTurn();
     expect(ran).toEqual(['/1', '/2', '/3']);
+  });
+
+  it("sets the idle timeout again as each request's turn begins, not as it arrives", async () => {
+    const { socket, arrive } = setUp();
+    const first = arrive('/1');
+    arrive('/2');
+    expect(socket.timeouts).toEqual([IDLE_SOCKET_TIMEOUT_MS]);
+    first.response.answer();
+    await nextTurn();
+    expect(socket.timeouts).toEqual([IDLE_SOCKET_TIMEOUT_MS, IDLE_SOCKET_TIMEOUT_MS]);
   });
 
   it('begins a waiting request on the next turn, and runs nothing that arrives meanwhile ahead of it', async () => {
@@ -214,7 +231,7 @@ describe('Drain', () => {
   });
 });
 
-describe('SocketHandling', () => {
+describe('closing a connection', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
@@ -224,7 +241,7 @@ describe('SocketHandling', () => {
       this.ended = true;
       this.writable = false; // half-closed, still open for reading
     };
-    new SocketHandling(CAGE).close(socket as unknown as Socket, true);
+    closeSocket(socket as unknown as Socket, true, true);
     expect(socket.ended).toBe(true);
     expect(socket.resumed).toBe(true);
     expect(socket.destroyed).toBe(false);
@@ -234,7 +251,7 @@ describe('SocketHandling', () => {
 
   it('lets go as soon as the client closes its side', () => {
     const socket = new FakeSocket();
-    new SocketHandling(CAGE).close(socket as unknown as Socket, true);
+    closeSocket(socket as unknown as Socket, true, true);
     expect(socket.destroyed).toBe(false);
     socket.emit('end');
     expect(socket.destroyed).toBe(true);
@@ -242,7 +259,7 @@ describe('SocketHandling', () => {
 
   it('without the lingering close, ends and destroys once written, as Node does', () => {
     const socket = new FakeSocket();
-    new SocketHandling(NODE_OWN).close(socket as unknown as Socket, true);
+    closeSocket(socket as unknown as Socket, true, false);
     expect(socket.ended).toBe(true);
     expect(socket.destroyed).toBe(true);
     expect(socket.resumed).toBe(false);
@@ -251,11 +268,11 @@ describe('SocketHandling', () => {
   it('replaces destroySoon only when lingering', () => {
     const lingering = new FakeSocket();
     const closing = jest.fn();
-    new SocketHandling(CAGE).whenNodeCloses(lingering as unknown as Socket, closing);
+    whenNodeCloses(lingering as unknown as Socket, closing, true);
     lingering.destroySoon();
     expect(closing).toHaveBeenCalledTimes(1);
     const stock = new FakeSocket();
-    new SocketHandling(NODE_OWN).whenNodeCloses(stock as unknown as Socket, closing);
+    whenNodeCloses(stock as unknown as Socket, closing, false);
     expect(Object.hasOwn(stock, 'destroySoon')).toBe(false); // the prototype's, Node's own
     expect(Object.hasOwn(lingering, 'destroySoon')).toBe(true);
   });

@@ -2,7 +2,8 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import { SocketHandling } from './node-sockets';
+import { IDLE_SOCKET_TIMEOUT_MS } from './http-server';
+import { LINGER_MAX_BYTES, LINGER_MS, SocketHandling } from './node-sockets';
 
 /**
  * How many requests may wait for their turn on one connection before it stops being read: a
@@ -83,7 +84,7 @@ export class AnswerOrder {
     server.on('connection', (socket: Socket) => {
       const connection: Connection = { socket, since: 0, waiting: [], closing: false, paused: false };
       this.open.set(socket, connection);
-      this.sockets.whenNodeCloses(socket, () => this.answeredLast(connection));
+      whenNodeCloses(socket, () => this.answeredLast(connection), this.sockets.uses.lingeringClose);
       // Node resumes the socket whenever a request's body is read or thrown away, and once its
       // answers have left: while requests wait here, it is paused again before it is read.
       socket.on('resume', () => {
@@ -106,7 +107,7 @@ export class AnswerOrder {
     const connection = this.open.get(socket as Socket);
     if (connection === undefined) {
       refuse();
-      this.sockets.close(socket as Socket, false);
+      closeSocket(socket as Socket, false, this.sockets.uses.lingeringClose);
       return;
     }
     if (connection.closing) return;
@@ -128,7 +129,7 @@ export class AnswerOrder {
     connection.waiting = [];
     // The body of the request just answered may be unread and paused: the parser throws it away.
     connection.active?.req.resume();
-    this.sockets.close(connection.socket, parserReads);
+    closeSocket(connection.socket, parserReads, this.sockets.uses.lingeringClose);
   }
 
   private arrive(request: IncomingMessage, response: ServerResponse): void {
@@ -161,6 +162,9 @@ export class AnswerOrder {
   }
 
   private run(request: IncomingMessage, response: ServerResponse): void {
+    // Node turns the idle timeout off for every request after the first on a kept-alive
+    // connection (keepAliveTimeout runs between requests instead): each turn turns it back on.
+    request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
     for (const handler of this.handlers) handler(request, response);
   }
 
@@ -214,5 +218,65 @@ export class AnswerOrder {
       !/\bclose\b/i.test(String(response.getHeader('connection') ?? ''));
     if (clientEnded && connection.waiting.length > 0) return; // `answered` runs the refusal, which closes
     this.close(connection);
+  }
+}
+
+/**
+ * Calls `closing` where Node would close `socket` after an answer that ends the connection, to
+ * close it lingering; with Node's own close (`lingering` off), nothing: Node closes it.
+ */
+export function whenNodeCloses(socket: Socket, closing: () => void, lingering: boolean): void {
+  if (lingering) socket.destroySoon = closing;
+}
+
+/**
+ * Closes `socket` once what was written to it has been sent: lingering (SocketShortcuts), or as
+ * Node does. `parserReads`: whether Node's HTTP parser still reads the connection (it then dumps
+ * a request's body and runs nothing more); otherwise (after a parse error, or a `CONNECT`) the
+ * bytes are read here.
+ */
+export function closeSocket(socket: Socket, parserReads: boolean, lingering: boolean): void {
+  if (lingering) {
+    lingeringClose(socket, parserReads);
+  } else if (!socket.destroyed) {
+    socket.end();
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  }
+}
+
+const lingering = new WeakSet<Socket>();
+
+/**
+ * Half-closes `socket` once what was written to it has been sent, then lets the client's bytes
+ * be read and thrown away until it closes its side, LINGER_MS pass or LINGER_MAX_BYTES more
+ * arrive.
+ */
+function lingeringClose(socket: Socket, parserReads: boolean): void {
+  if (socket.destroyed || lingering.has(socket)) return;
+  lingering.add(socket);
+  const startBytes = socket.bytesRead;
+  const meter = setInterval(() => {
+    if (socket.bytesRead - startBytes > LINGER_MAX_BYTES) socket.destroy();
+  }, 100).unref();
+  const deadline = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => {
+    clearTimeout(deadline);
+    clearInterval(meter);
+  });
+  socket.once('end', () => {
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  });
+  socket.end();
+  // First, while Node's own 'resume' listener can still restart a paused socket's reading.
+  socket.resume();
+  if (parserReads) return;
+  const discard = (): void => undefined;
+  // A 'data' listener makes Node hand the socket's bytes to JavaScript rather than straight to
+  // its parser; Node's own listener, which feeds the parser, then goes.
+  socket.on('data', discard);
+  for (const listener of socket.listeners('data') as ((...args: unknown[]) => void)[]) {
+    if (listener !== discard) socket.off('data', listener);
   }
 }

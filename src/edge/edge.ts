@@ -1,6 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { ExpressAdapter } from '@nestjs/platform-express';
-import { RequestLog } from '../observability/request-log';
+import { RequestLog } from '../observability/logger';
 import { Admission } from './admission';
 import { AnswerOrder } from './answer-order';
 import { Drain } from './drain';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
 import pino from 'pino';
 import { Metrics } from '../observability/metrics';
-import { RequestLog } from '../observability/request-log';
+import { RequestLog } from '../observability/logger';
 import { AnswerOrder } from './answer-order';
 import { enforceResponseDeadline, hardenHttpServer, IDLE_SOCKET_TIMEOUT_MS } from './http-server';
 import { SocketHandling } from './node-sockets';

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { writeError, writeRawError, writeUnavailable } from '../errors/error-response';
 import { UNMATCHED_ROUTE } from '../observability/metrics';
-import type { RequestLog } from '../observability/request-log';
+import type { RequestLog } from '../observability/logger';
 import type { AnswerOrder } from './answer-order';
 
 /** A client that has not sent its whole header block in this time is cut off. */
@@ -63,12 +63,7 @@ export function hardenHttpServer(server: Server, requestLog: RequestLog, order: 
   // and waits for its answer (the store's waits are bounded, and answered 503) keeps its
   // connection; anything else, such as a client that stopped reading its answer, is cut. (Left to
   // itself, Node keeps the socket open whenever something listens for the response's own
-  // 'timeout', as a static file stream may.)
-  server.on('request', (request: IncomingMessage) => {
-    // Node turns the idle timeout off for every request after the first on a kept-alive
-    // connection (it switches to keepAliveTimeout between requests): turn it back on.
-    request.socket.setTimeout(IDLE_SOCKET_TIMEOUT_MS);
-  });
+  // 'timeout', as a static file stream may.) AnswerOrder re-arms it as each request's turn begins.
   // And whatever moves, the answer is delivered within the deadline or the connection is cut.
   enforceResponseDeadline(server, order, RESPONSE_DEADLINE_MS);
   server.on('timeout', (socket: Socket) => {

@@ -75,7 +75,7 @@ const CHECKS: Readonly<Record<keyof SocketShortcuts, () => string | undefined>> 
 };
 
 export class SocketHandling {
-  constructor(private readonly uses: SocketShortcuts) {}
+  constructor(readonly uses: SocketShortcuts) {}
 
   /** Every one whose internals look as tested; each that does not is named in one warning line. */
   static decide(logger: Logger, node = process.versions.node.split('.')[0]): SocketHandling {
@@ -109,64 +109,5 @@ export class SocketHandling {
     if (this.uses.serverOptions) {
       Object.assign(server, { connectionsCheckingInterval: CONNECTIONS_CHECK_MS, requireHostHeader: false });
     }
-  }
-
-  /**
-   * Calls `closing` where Node would close `socket` after an answer that ends the connection, to
-   * close it lingering; with Node's own close, nothing (Node closes it; see AnswerOrder.answered).
-   */
-  whenNodeCloses(socket: Socket, closing: () => void): void {
-    if (this.uses.lingeringClose) socket.destroySoon = closing;
-  }
-
-  /**
-   * Closes `socket` once what was written to it has been sent. `parserReads`: whether Node's HTTP
-   * parser still reads the connection (it then dumps a request's body and runs nothing more);
-   * otherwise (after a parse error, or a `CONNECT`) the bytes are read here.
-   */
-  close(socket: Socket, parserReads: boolean): void {
-    if (this.uses.lingeringClose) {
-      lingeringClose(socket, parserReads);
-    } else if (!socket.destroyed) {
-      socket.end();
-      if (socket.writableFinished) socket.destroy();
-      else socket.once('finish', () => socket.destroy());
-    }
-  }
-}
-
-const lingering = new WeakSet<Socket>();
-
-/**
- * Half-closes `socket` once what was written to it has been sent, then lets the client's bytes
- * be read and thrown away until it closes its side, LINGER_MS pass or LINGER_MAX_BYTES more
- * arrive.
- */
-function lingeringClose(socket: Socket, parserReads: boolean): void {
-  if (socket.destroyed || lingering.has(socket)) return;
-  lingering.add(socket);
-  const startBytes = socket.bytesRead;
-  const meter = setInterval(() => {
-    if (socket.bytesRead - startBytes > LINGER_MAX_BYTES) socket.destroy();
-  }, 100).unref();
-  const deadline = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  socket.once('close', () => {
-    clearTimeout(deadline);
-    clearInterval(meter);
-  });
-  socket.once('end', () => {
-    if (socket.writableFinished) socket.destroy();
-    else socket.once('finish', () => socket.destroy());
-  });
-  socket.end();
-  // First, while Node's own 'resume' listener can still restart a paused socket's reading.
-  socket.resume();
-  if (parserReads) return;
-  const discard = (): void => undefined;
-  // A 'data' listener makes Node hand the socket's bytes to JavaScript rather than straight to
-  // its parser; Node's own listener, which feeds the parser, then goes.
-  socket.on('data', discard);
-  for (const listener of socket.listeners('data') as ((...args: unknown[]) => void)[]) {
-    if (listener !== discard) socket.off('data', listener);
   }
 }

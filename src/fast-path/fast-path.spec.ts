@@ -4,7 +4,7 @@ import { Reflector } from '@nestjs/core';
 import { getMetadataStorage } from 'class-validator';
 import pino from 'pino';
 import { VALIDATION_OPTIONS } from '../http/validation';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { BearerAuthGuard } from '../auth/bearer-auth';
 import { FastBearerAuthGuard } from './fast-bearer-auth.guard';
 import { FastPath } from './fast-path';
 import { FastValidationPipe } from './fast-validation.pipe';

@@ -1,7 +1,7 @@
 import { type CanActivate, ValidationPipe, type ValidationPipeOptions } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { BearerAuthGuard } from '../auth/bearer-auth';
 import { FastBearerAuthGuard } from './fast-bearer-auth.guard';
 import { FastValidationPipe } from './fast-validation.pipe';
 import { CHECKS, type Shortcut, STOCK_PIECE } from './internals';

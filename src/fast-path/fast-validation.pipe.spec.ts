@@ -3,8 +3,7 @@ import { type ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import fc from 'fast-check';
 import { VALIDATION_OPTIONS } from '../http/validation';
 import { ApiError } from '../errors/api-error';
-import { jsonBodyShape } from '../http/json-body';
-import { readJsonFields } from '../http/json-fields';
+import { jsonBodyShape, readJsonFields } from '../plants/json-body';
 import { NewPlant } from '../plants/dto/new-plant.dto';
 import { FastValidationPipe } from './fast-validation.pipe';
 

@@ -12,28 +12,24 @@ import {
 } from '@opentelemetry/api';
 
 /**
- * OpenTelemetry spans, through the API package: off by default, when every helper here costs a
- * boolean test. `startTracing` (`tracing-sdk.ts`, loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is
- * set) registers the SDK and turns them on, once, before the application is built.
+ * OpenTelemetry spans, through the API package, off by default. `startTracing` (`tracing-sdk.ts`,
+ * loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set) registers the SDK and turns them on, once,
+ * before the application is built. Callers test `tracing.on` before calling in here: with tracing
+ * off, a request runs nothing of this file.
  */
-let enabled = false;
+export const tracing = { on: false };
 const tracer = trace.getTracer('plant-store');
 
 export function enableTracing(): void {
-  enabled = true;
-}
-
-export function tracingEnabled(): boolean {
-  return enabled;
+  tracing.on = true;
 }
 
 /**
- * The span of one request on the public port; undefined when tracing is off. A caller's W3C
- * `traceparent` (and `tracestate`) make it the child of the caller's span, so the caller's trace
- * goes on through the service (the SDK's propagator, W3C Trace Context, reads them).
+ * The span of one request on the public port. A caller's W3C `traceparent` (and `tracestate`)
+ * make it the child of the caller's span, so the caller's trace goes on through the service (the
+ * SDK's propagator, W3C Trace Context, reads them).
  */
-export function startRequestSpan(method: string | undefined, headers: IncomingHttpHeaders): Span | undefined {
-  if (!enabled) return undefined;
+export function startRequestSpan(method: string | undefined, headers: IncomingHttpHeaders): Span {
   return tracer.startSpan(
     method ?? 'HTTP',
     { kind: SpanKind.SERVER, attributes: method === undefined ? {} : { 'http.request.method': method } },
@@ -43,21 +39,20 @@ export function startRequestSpan(method: string | undefined, headers: IncomingHt
 
 /** Records `failure` as an exception event on the current span (a failure the service answers 5xx). */
 export function recordFailure(failure: unknown): void {
-  if (!enabled) return;
+  if (!tracing.on) return;
   trace.getActiveSpan()?.recordException(failure instanceof Error ? failure : String(failure));
 }
 
 /** Runs `next` (the rest of the request's handling) with `span` as the current span. */
-export function withSpan<T>(span: Span | undefined, next: () => T): T {
-  return span === undefined ? next() : context.with(trace.setSpan(context.active(), span), next);
+export function withSpan<T>(span: Span, next: () => T): T {
+  return context.with(trace.setSpan(context.active(), span), next);
 }
 
 /** Ends a request span with what was answered, named by its route as the conventions ask. */
 export function endRequestSpan(
-  span: Span | undefined,
+  span: Span,
   answer: { method: string | undefined; route: string; status: number; error: number | undefined },
 ): void {
-  if (span === undefined) return;
   span.updateName(`${answer.method ?? 'HTTP'} ${answer.route}`);
   span.setAttributes({
     'http.route': answer.route,
@@ -69,9 +64,8 @@ export function endRequestSpan(
   span.end();
 }
 
-/** `work` inside a span named `name`, a child of the current one; just `work` when tracing is off. */
+/** `work` inside a span named `name`, a child of the current one. */
 export function traced<T>(name: string, work: () => Promise<T>): Promise<T> {
-  if (!enabled) return work();
   return tracer.startActiveSpan(name, (span) => endAfter(span, work));
 }
 
@@ -89,16 +83,7 @@ async function endAfter<T>(span: Span, work: () => Promise<T>): Promise<T> {
 
 /** The current span's context, to link to later (a create's, from its batch's commit). */
 export function currentSpanContext(): SpanContext | undefined {
-  return enabled ? trace.getActiveSpan()?.spanContext() : undefined;
-}
-
-/** The request's trace and span ids, for its log line; undefined when it is not traced. */
-export function traceIdOf(span: Span | undefined): string | undefined {
-  return span?.spanContext().traceId;
-}
-
-export function spanIdOf(span: Span | undefined): string | undefined {
-  return span?.spanContext().spanId;
+  return trace.getActiveSpan()?.spanContext();
 }
 
 /**
@@ -111,7 +96,6 @@ export function tracedBatch<T>(
   items: readonly { span: SpanContext | undefined }[],
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!enabled) return work();
   const links: Link[] = items.flatMap(({ span }) => (span === undefined ? [] : [{ context: span }]));
   const span = tracer.startSpan(name, { links, root: true, attributes: { 'plant_store.batch_size': items.length } });
   return context.with(trace.setSpan(context.active(), span), () => endAfter(span, work));

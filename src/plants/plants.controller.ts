@@ -12,7 +12,7 @@ import {
 import { Public } from '../auth/public.decorator';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
-import { JsonBody } from '../http/json-body';
+import { JsonBody } from './json-body';
 import { NewPlant } from './dto/new-plant.dto';
 import { Plant } from './dto/plant.dto';
 import { PlantsService } from './plants.service';

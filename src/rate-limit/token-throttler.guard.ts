@@ -5,7 +5,7 @@ import { CONFIG, type ConfigSlice } from '../config/configuration';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
-import type { AuthenticatedClient } from '../auth/bearer.strategy';
+import type { AuthenticatedClient } from '../auth/bearer-auth';
 
 /**
  * RATE_LIMIT, through @nestjs/throttler: requests per minute per token (by token name, so every

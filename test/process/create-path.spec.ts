@@ -38,6 +38,20 @@ describe('one create', () => {
     },
   );
 
+  it.each([
+    ['off', 15],
+    ['on', 18],
+  ] as const)(
+    'with FAST_PATH=%s visits at most %d files, in at most 6 folders, none over 300 lines',
+    (fastPath, most) => {
+      const files = documented()[fastPath];
+      expect(files.length).toBeLessThanOrEqual(most);
+      expect(new Set(files.map((file) => file.split('/')[1])).size).toBeLessThanOrEqual(6);
+      const long = files.filter((file) => readFileSync(join(ROOT, file), 'utf8').trimEnd().split('\n').length > 300);
+      expect(long).toEqual([]);
+    },
+  );
+
   it('with FAST_PATH=off runs nothing of src/fast-path/', () => {
     expect(documented().off.filter((file) => file.startsWith('src/fast-path/'))).toEqual([]);
   });

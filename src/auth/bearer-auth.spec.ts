@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Metrics } from '../observability/metrics';
-import { BearerStrategy, generateToken, hashToken } from './bearer.strategy';
+import { BearerStrategy, generateToken, hashToken } from './bearer-auth';
 import { type TokenRecord, TokenStore } from './token-store';
 
 /** A store that answers from a map, and remembers each read it was asked for. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { parse } from 'lossless-json';
-import { MAX_NESTING, NestingError, parseJsonNumber, readJsonFields } from './json-fields';
+import { MAX_NESTING, NestingError, parseJsonNumber, readJsonFields } from './json-body';
 
 const FIELDS = ['id', 'name', 'tag'] as const;
 

@@ -1,12 +1,19 @@
+/**
+ * Bearer authentication: the passport strategy that checks a token against the store, and the
+ * guard, global, that runs it on every route not marked `@Public()`.
+ */
 import { createHash, randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { PassportStrategy } from '@nestjs/passport';
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard, PassportStrategy } from '@nestjs/passport';
 import DataLoader from 'dataloader';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { Metrics } from '../observability/metrics';
-import { traced } from '../observability/tracing';
+import { traced, tracing } from '../observability/tracing';
+import { IS_PUBLIC_KEY } from './public.decorator';
 import { type TokenRecord, TokenStore } from './token-store';
+import { asError, unauthorized } from './unauthorized';
 
 export const TOKEN_PREFIX = 'pst_';
 /** `pst_` + 43 base64url characters: 32 random bytes. */
@@ -60,13 +67,15 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   ) {
     super();
     this.thisTurn = new DataLoader(
-      (secrets) =>
-        // Traced once per read: a span per request that shares it would cost as much as the read.
-        traced('token lookup', async () => {
+      (secrets) => {
+        const lookUp = async (): Promise<(TokenRecord | undefined)[]> => {
           const hashes = secrets.map(hashToken);
           const found = await tokens.findByHashes(hashes);
           return hashes.map((hash) => found.get(hash));
-        }),
+        };
+        // Traced once per read: a span per request that shares it would cost as much as the read.
+        return tracing.on ? traced('token lookup', lookUp) : lookUp();
+      },
       {
         batch: tokens.gathersATurn,
         batchScheduleFn: tokens.gathersATurn ? (gather) => setImmediate(gather) : undefined,
@@ -110,5 +119,43 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   override authenticate(req: Request, options?: object): void {
     const headerOnly = { headers: { authorization: oneSpaceAfterScheme(req.headers.authorization) } } as Request;
     super.authenticate(headerOnly, options);
+  }
+}
+
+/**
+ * Deny by default: every route needs a valid bearer token (the `bearer` passport strategy,
+ * BearerStrategy) unless marked `@Public()`. A missing or wrong token is the contract's 401,
+ * saying what was wrong; a store that fails while the token is checked is not the client's
+ * fault, so its error goes on to the exception filter as it is (503).
+ *
+ * @nestjs/passport's AuthGuard, as its documentation extends it. With FAST_PATH on,
+ * `FastBearerAuthGuard` (src/fast-path) stands in for it, held to it by a property test.
+ */
+@Injectable()
+export class BearerAuthGuard extends AuthGuard('bearer') {
+  constructor(private readonly reflector: Reflector) {
+    super({ session: false });
+  }
+
+  override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic === true) return true;
+    return super.canActivate(context) as Promise<boolean>;
+  }
+
+  override handleRequest<Client>(
+    error: unknown,
+    client: Client | false,
+    _info: unknown,
+    context: ExecutionContext,
+  ): Client {
+    if (error !== null && error !== undefined) throw asError(error);
+    if (client === false || client === null || client === undefined) {
+      throw unauthorized(context.switchToHttp().getRequest<Request>());
+    }
+    return client;
   }
 }

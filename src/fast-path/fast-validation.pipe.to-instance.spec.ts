@@ -4,7 +4,7 @@ import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
 import fc from 'fast-check';
 import { NewPlant } from '../plants/dto/new-plant.dto';
 import { transformStorage } from './internals';
-import { toInstance } from './transform-rules-cache';
+import { toInstance } from './fast-validation.pipe';
 
 const defaultMetadataStorage = transformStorage() as MetadataStorage;
 
