@@ -10,7 +10,9 @@ import {
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Metrics } from '../observability/metrics';
+import { Checkpointer, ServerCheckpointer } from './checkpointer';
 import { PostgresStoreCheck } from './postgres/store-check';
+import { SqliteCheckpointer } from './sqlite/checkpointer';
 import { SqliteStoreCheck } from './sqlite/store-check';
 import { StoreCheck } from './store-check';
 import { StoreOutage } from './store-outage';
@@ -57,6 +59,7 @@ export class DatabaseModule {
           useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
         },
         storeProvider(StoreCheck, { sqlite: SqliteStoreCheck, postgres: PostgresStoreCheck }),
+        storeProvider(Checkpointer, { sqlite: SqliteCheckpointer, postgres: ServerCheckpointer }),
         StoreRecovery,
         // Let go when the application closes (the store with it), after the drain.
         { provide: SERVER_LOCK, useValue: serverLock },

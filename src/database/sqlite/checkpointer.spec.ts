@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jest } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { StoreOutage } from '../store-outage';
+import { nativeSqlite, SqliteFiles } from './handle';
+import { CHECKPOINT_INTERVAL_MS, SqliteCheckpointer, WAL_BOUND_BYTES } from './checkpointer';
+
+jest.setTimeout(60_000);
+
+describe('SqliteCheckpointer', () => {
+  let dir: string;
+  let path: string;
+  let dataSource: DataSource;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-checkpointer-'));
+    path = join(dir, 'store.sqlite');
+    dataSource = await new DataSource({
+      type: 'better-sqlite3',
+      database: path,
+      prepareDatabase: (db: { pragma(source: string): unknown }) => {
+        db.pragma('journal_mode = WAL');
+      },
+    }).initialize();
+    // No fsync per commit: the test writes a hundred megabytes, and a crash is not what it is about.
+    nativeSqlite(dataSource).pragma('synchronous = OFF');
+    nativeSqlite(dataSource).exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
+  });
+  afterEach(async () => {
+    await dataSource.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Commits `megabytes` of rows, a page each, in transactions of a hundred, the event loop free between them. */
+  async function write(megabytes: number): Promise<void> {
+    const db = nativeSqlite(dataSource);
+    const insert = db.prepare('INSERT INTO t (body) VALUES (randomblob(3000))');
+    const batch = db.transaction(() => {
+      for (let i = 0; i < 100; i++) insert.run();
+    });
+    for (let written = 0; written < megabytes * 1024 * 1024; written += 100 * 4096) {
+      batch();
+      await sleep(0);
+    }
+  }
+
+  const walBytes = (): number => statSync(`${path}-wal`).size;
+
+  it('keeps the log within its bound off the serving connection, which no longer checkpoints', async () => {
+    const checkpointer = new SqliteCheckpointer(dataSource);
+    await checkpointer.onModuleInit();
+    try {
+      expect(nativeSqlite(dataSource).pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      await write((WAL_BOUND_BYTES / (1024 * 1024)) * 1.5);
+      await sleep(CHECKPOINT_INTERVAL_MS * 5);
+      // One interval's writes may land past the bound before the checkpoint that starts it over.
+      expect(walBytes()).toBeLessThan(WAL_BOUND_BYTES * 1.25);
+      // What the log held is in the database file.
+      expect(statSync(path).size).toBeGreaterThan(WAL_BOUND_BYTES);
+    } finally {
+      await checkpointer.onModuleDestroy();
+    }
+    expect(nativeSqlite(dataSource).pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  });
+
+  it('starts a log longer than its bound over without cutting the file shorter, which would stop the store', async () => {
+    // As a server that stopped with its log past the bound leaves it.
+    nativeSqlite(dataSource).pragma('wal_autocheckpoint = 0');
+    await write((WAL_BOUND_BYTES / (1024 * 1024)) * 1.25);
+    const files = new SqliteFiles(dataSource, new StoreOutage());
+    const checkpointer = new SqliteCheckpointer(dataSource);
+    await checkpointer.onModuleInit();
+    try {
+      await write((WAL_BOUND_BYTES / (1024 * 1024)) * 1.5);
+      await sleep(CHECKPOINT_INTERVAL_MS * 5);
+      expect(() => files.check()).not.toThrow();
+      // The log in use (not the file, which keeps its size) is back within the bound.
+      const [{ log }] = nativeSqlite(dataSource).pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      expect(log * 4096).toBeLessThan(WAL_BOUND_BYTES * 1.25);
+    } finally {
+      await checkpointer.onModuleDestroy();
+    }
+  });
+
+  it('has the log open once it has started: a log deleted then is reported deleted, not made anew by the thread', async () => {
+    const files = new SqliteFiles(dataSource, new StoreOutage());
+    const checkpointer = new SqliteCheckpointer(dataSource);
+    await checkpointer.onModuleInit();
+    try {
+      rmSync(`${path}-wal`);
+      await sleep(CHECKPOINT_INTERVAL_MS * 3);
+      expect(() => files.check()).toThrow(`the SQLite file ${path}-wal was deleted`);
+    } finally {
+      await checkpointer.onModuleDestroy();
+    }
+  });
+});

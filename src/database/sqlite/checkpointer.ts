@@ -1,0 +1,164 @@
+import { Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import type { DataSource } from 'typeorm';
+import { Checkpointer } from '../checkpointer';
+import { nativeSqlite } from './handle';
+
+/** How often the log's new pages are copied into the database file. */
+export const CHECKPOINT_INTERVAL_MS = 100;
+
+/** SQLite's page size, the unit of the log. */
+const PAGE_BYTES = 4096;
+
+/**
+ * The log (`-wal`) may hold this much before a checkpoint starts it over. Under steady writes a
+ * checkpoint that leaves the writer be never catches up with it, and the log only grows; past
+ * this bound one checkpoint holds commits back (each retries within the lock wait) while it
+ * copies what is left, and the next commit writes the log from its start again.
+ */
+export const WAL_BOUND_BYTES = 64 * 1024 * 1024;
+
+/** SQLite's own checkpoint, every this many pages, on the connection that commits. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
+
+/** How long the thread's connection waits for a lock (SQLite's busy timeout). */
+const LOCK_WAIT_MS = 1_000;
+
+/** How long a stop waits for the thread to close its connection: a checkpoint may be waiting for a lock. */
+const STOP_WAIT_MS = LOCK_WAIT_MS + 1_000;
+
+interface ThreadData {
+  path: string;
+  /** better-sqlite3, resolved here: the thread's source has no module of its own to resolve from. */
+  driver: string;
+  intervalMs: number;
+  boundPages: number;
+  lockWaitMs: number;
+}
+
+/**
+ * What the thread reports: it has the log open (once, before the server serves), a checkpoint
+ * that failed, or the first that worked after one.
+ */
+type ThreadReport = { ready: true } | { failed: string } | { recovered: true };
+
+/**
+ * The checkpointer's thread, started from this function's source text (`eval`), so that it runs
+ * alike from `dist/` and under ts-jest: it uses nothing but `require` and its `workerData`.
+ */
+function checkpointThread(): void {
+  /* eslint-disable @typescript-eslint/no-require-imports -- source run as text has no imports */
+  const threads = require('node:worker_threads') as typeof import('node:worker_threads');
+  const { parentPort } = threads;
+  const { path, driver, intervalMs, boundPages, lockWaitMs } = threads.workerData as ThreadData;
+  const Database = require(driver) as typeof import('better-sqlite3');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  // A checkpoint that starts the log over waits this long for the commit under way; so does a
+  // stop for a checkpoint under way.
+  const db = new Database(path, { timeout: lockWaitMs });
+  // A checkpoint syncs the database file before the log may be written over: every commit the
+  // server acknowledged stays on disk, in the log or in the file.
+  db.pragma('synchronous = FULL');
+  let failing = false;
+  let lastLog = 0;
+  /** One checkpoint; how long until the next. */
+  const checkpoint = (): number => {
+    try {
+      const [{ busy, log }] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number }[];
+      const restart = busy === 0 && log > boundPages;
+      if (restart) db.pragma('wal_checkpoint(RESTART)');
+      if (failing) parentPort?.postMessage({ recovered: true } satisfies ThreadReport);
+      failing = false;
+      const growing = !restart && log > lastLog;
+      lastLog = restart ? 0 : log;
+      // Past half the bound while commits go on, the next look comes at once: one interval's
+      // commits, and the checkpoint's own time, could otherwise carry the log well past it.
+      return growing && log > boundPages / 2 ? 0 : intervalMs;
+    } catch (error) {
+      // Another process's checkpoint under way is no failure: it does the same work.
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') return intervalMs;
+      if (!failing) parentPort?.postMessage({ failed: (error as Error).message } satisfies ThreadReport);
+      failing = true;
+      return intervalMs;
+    }
+  };
+  // The first checkpoint opens the log. A connection that opened it only after an operator had
+  // deleted it would make a new one, and the server would report the log replaced, not deleted.
+  let timer = setTimeout(function next() {
+    timer = setTimeout(next, checkpoint());
+  }, checkpoint());
+  parentPort?.postMessage({ ready: true } satisfies ThreadReport);
+  parentPort?.once('message', () => {
+    clearTimeout(timer);
+    db.close();
+    parentPort.close();
+  });
+}
+
+/**
+ * SQLite: the serving connection does not checkpoint (`wal_autocheckpoint = 0`); a thread of its
+ * own, with its own connection, copies the log into the database file every
+ * CHECKPOINT_INTERVAL_MS (back to back while a growing log is past half its bound) and keeps the
+ * log within WAL_BOUND_BYTES. SQLite's own checkpoint runs
+ * inside a commit, on the event loop, and writes back every page the log holds since the last.
+ * A failure is logged once, and once again when checkpoints work again; the log grows meanwhile.
+ */
+export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Store');
+  private thread?: Worker;
+
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  async onModuleInit(): Promise<void> {
+    const path = this.dataSource.options.database;
+    if (typeof path !== 'string' || path === ':memory:') return;
+    const data: ThreadData = {
+      path,
+      driver: require.resolve('better-sqlite3'),
+      intervalMs: CHECKPOINT_INTERVAL_MS,
+      boundPages: WAL_BOUND_BYTES / PAGE_BYTES,
+      lockWaitMs: LOCK_WAIT_MS,
+    };
+    const db = nativeSqlite(this.dataSource);
+    // The log is started over, never cut shorter (no `journal_size_limit`): a -wal file that
+    // shrinks is what SqliteFiles takes for an operator's truncation, and stops the store.
+    db.pragma('wal_autocheckpoint = 0');
+    const thread = new Worker(`(${checkpointThread.toString()})()`, { eval: true, workerData: data });
+    this.thread = thread;
+    thread.unref();
+    const ready = new Promise<void>((resolve) => {
+      thread.on('message', (report: ThreadReport) => 'ready' in report && resolve());
+      thread.once('exit', () => resolve());
+    });
+    thread.on('message', (report: ThreadReport) => {
+      if ('ready' in report) return;
+      if ('failed' in report) {
+        this.logger.warn(`checkpoints are failing (${report.failed}); the log (-wal) grows until they work again`);
+      } else {
+        this.logger.log('checkpoints work again');
+      }
+    });
+    thread.on('error', (error: Error) => this.logger.error(`the checkpointer stopped: ${error.message}`));
+    await ready;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const thread = this.thread;
+    if (thread === undefined) return;
+    this.thread = undefined;
+    const exited = once(thread, 'exit');
+    thread.postMessage('stop');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+    const stopped = await Promise.race([exited.then(() => true), late.then(() => false)]);
+    clearTimeout(timer);
+    if (!stopped) await thread.terminate();
+    // Until the store closes, its own connection checkpoints again.
+    if (this.dataSource.isInitialized) {
+      nativeSqlite(this.dataSource).pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+    }
+  }
+}
