@@ -13,6 +13,13 @@
  *   postgres-stock  the same with FAST_PATH=off
  *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
  *                 pgbouncer is not installed)
+ *   sqlite-random  the service as `sqlite`, the ids uniform over [0, 2^53) (wrk only), as clients
+ *                 that pick their own ids send them
+ *   grown-sqlite  the same on a store that already holds BENCH_GROWN_PLANTS plants (40,000,000;
+ *                 random ids over the same range), filled once with the sqlite3 CLI and kept in
+ *                 bench/.grown/ (about 1.9 GB at 40 M), read whole before each run (warm), served in
+ *                 place; not in the default run
+ *   grown-sqlite-seq  the same with the ids in sequence, as `sqlite` sends them
  *   storm-1000, storm-3000  the service as `sqlite`, with 1,000 or 3,000 connections that wrk
  *                 opens at once at the start of each run: what a fleet's clients do when they all
  *                 reconnect (a rolling restart); the kernel's listen overflows during the measured
@@ -38,7 +45,7 @@
  * on the same cores as the server and so understates everything; the run says which. Every
  * target gets POST /plants with unique ids, 1 thread, 32 connections (the storms their own).
  * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS
- * (the service's processes, 1), BENCH_TARGETS (comma list, default all), BENCH_LOAD (wrk or autocannon, to force one),
+ * (the service's processes, 1), BENCH_TARGETS (comma list, default all but the grown ones), BENCH_GROWN_PLANTS (40000000), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`).
  * Figures are printed as a table and written to bench/results/latest.json.
@@ -47,7 +54,18 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -74,6 +92,9 @@ const SERVICE_TARGETS = [
   'postgres-pgbouncer',
   'storm-1000',
   'storm-3000',
+  'sqlite-random',
+  'grown-sqlite',
+  'grown-sqlite-seq',
 ] as const;
 const ALL_TARGETS = [
   ...SERVICE_TARGETS,
@@ -86,6 +107,8 @@ const ALL_TARGETS = [
   'nest-log',
 ] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
+/** What a run measures unless BENCH_TARGETS says: all but the grown store's, which fill it first. */
+const DEFAULT_TARGETS = ALL_TARGETS.filter((target) => !target.startsWith('grown-'));
 type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
@@ -98,6 +121,9 @@ const STORE: Record<TargetName, Store> = {
   'postgres-pgbouncer': 'postgres',
   'storm-1000': 'sqlite',
   'storm-3000': 'sqlite',
+  'sqlite-random': 'sqlite',
+  'grown-sqlite': 'sqlite',
+  'grown-sqlite-seq': 'sqlite',
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
   'node-sqlite-group': 'sqlite',
@@ -256,15 +282,73 @@ function idBase(): number {
   return nextBase;
 }
 
+/**
+ * The grown targets' store: a SQLite file filled once with BENCH_GROWN_PLANTS plants (ids random
+ * over [0, 2^53), as the random targets send), kept in bench/.grown/ between runs and served in
+ * place: each run adds its creates to it, a small share of the fill.
+ */
+const GROWN_PLANTS = Number(process.env.BENCH_GROWN_PLANTS ?? 40_000_000);
+const GROWN_DIR = join(ROOT, 'bench/.grown');
+
+/** Targets whose ids are uniform over [0, 2^53), as clients that pick their own ids send them. */
+const RANDOM_IDS: readonly TargetName[] = ['sqlite-random', 'grown-sqlite'];
+
+/** The grown store's file, filled (with the sqlite3 CLI, sorted, so a fill costs minutes) if it is not yet. */
+function grownSqlite(): string {
+  const file = join(GROWN_DIR, `plants-${GROWN_PLANTS}.sqlite`);
+  if (existsSync(file)) return file;
+  mkdirSync(GROWN_DIR, { recursive: true });
+  const partial = `${file}.partial`;
+  rmSync(partial, { force: true });
+  process.stdout.write(`filling ${file} with ${GROWN_PLANTS} plants (once)...\n`);
+  execFileSync(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'migrate'], {
+    env: { ...process.env, DATABASE_URL: `sqlite:${partial}` },
+    stdio: 'ignore',
+  });
+  const fill = `
+    PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF; PRAGMA cache_size = -1000000;
+    INSERT OR IGNORE INTO "plant" ("id", "name", "tag")
+      SELECT id, 'Plant ' || id, 'grown' FROM (
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${GROWN_PLANTS})
+        SELECT abs(random()) % 9007199254740992 AS id FROM n
+      ) ORDER BY id;
+    PRAGMA journal_mode = WAL;`;
+  execFileSync('sqlite3', [partial], { input: fill, stdio: ['pipe', 'ignore', 'inherit'] });
+  // Written back now, not by the kernel during the first measurement.
+  execFileSync('sync');
+  renameSync(partial, file);
+  rmSync(`${partial}.server-lock`, { force: true });
+  return file;
+}
+
+/**
+ * Reads `file` whole, so that its pages are in the kernel's cache, as a store's are once it has
+ * served a while on a machine with the memory for it; read from the disk instead (after a fill or
+ * a restore, or on a machine with less memory than the store), random ids into 40 M plants ran at
+ * about half the rate.
+ */
+function warm(file: string): string {
+  const fd = openSync(file, 'r');
+  const chunk = Buffer.alloc(1 << 24);
+  try {
+    while (readSync(fd, chunk) > 0);
+  } finally {
+    closeSync(fd);
+  }
+  return file;
+}
+
 const WRK_SCRIPT = `
 local counter = 0
 local base = tonumber(os.getenv("BENCH_ID_BASE"))
+RANDOM_ID = os.getenv("BENCH_RANDOM_IDS") == "1"
+math.randomseed(base % 2147483647)
 wrk.method = "POST"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
 wrk.headers["Content-Type"] = "application/json"
 request = function()
   counter = counter + 1
-  local id = string.format("%.0f", base + counter)
+  local id = RANDOM_ID and string.format("%.0f", math.floor(math.random() * 9007199254740992)) or string.format("%.0f", base + counter)
   return wrk.format(nil, "/plants", nil, '{"id":' .. id .. ',"name":"Plant ' .. id .. '","tag":"bench"}')
 end
 done = function(summary, latency, requests)
@@ -285,7 +369,14 @@ interface Load {
 }
 
 /** wrk runs as a child process, so this process keeps sampling the server's memory meanwhile. */
-function driveWrk(port: number, token: string, seconds: number, script: string, connections: number): Promise<Load> {
+function driveWrk(
+  port: number,
+  token: string,
+  seconds: number,
+  script: string,
+  connections: number,
+  randomIds: boolean,
+): Promise<Load> {
   const child = spawn(
     'wrk',
     // A request slower than wrk's default timeout (2 s) would be counted as an error and left
@@ -301,7 +392,15 @@ function driveWrk(port: number, token: string, seconds: number, script: string, 
       script,
       `http://127.0.0.1:${port}/plants`,
     ],
-    { env: { ...process.env, BENCH_TOKEN: token, BENCH_ID_BASE: String(idBase()) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      env: {
+        ...process.env,
+        BENCH_TOKEN: token,
+        BENCH_ID_BASE: String(idBase()),
+        BENCH_RANDOM_IDS: randomIds ? '1' : '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let stdout = '';
   let stderr = '';
@@ -368,9 +467,10 @@ async function freshStore(
   store: Store,
   dir: string,
   pooler?: PgBouncer,
+  grown = false,
 ): Promise<{ url: string; token: string; drop(): Promise<void> }> {
   if (store === 'none') return { url: '', token: 'unused', drop: () => Promise.resolve() };
-  let url = `sqlite:${join(dir, 'store.sqlite')}`;
+  let url = `sqlite:${grown ? warm(grownSqlite()) : join(dir, 'store.sqlite')}`;
   let drop = (): Promise<void> => Promise.resolve();
   if (store === 'postgres') {
     const name = `plant_store_bench_${randomBytes(4).toString('hex')}`;
@@ -388,10 +488,14 @@ async function freshStore(
       await dropper.end();
     };
   }
-  const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli/token.js'), 'create', 'bench'], {
-    env: { ...process.env, DATABASE_URL: url },
-    encoding: 'utf8',
-  });
+  const out = execFileSync(
+    process.execPath,
+    [join(ROOT, 'dist/cli/token.js'), 'create', `bench-${randomBytes(4).toString('hex')}`],
+    {
+      env: { ...process.env, DATABASE_URL: url },
+      encoding: 'utf8',
+    },
+  );
   return { url, token: out.trimEnd().split('\n').at(-1)!, drop };
 }
 
@@ -418,7 +522,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
     target === 'postgres-pgbouncer'
       ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
       : undefined;
-  const store = await freshStore(STORE[target], dir, pooler);
+  const store = await freshStore(STORE[target], dir, pooler, target.startsWith('grown-'));
   const logFile = join(dir, 'stdout.log');
   const { child, port } = await start(
     target,
@@ -438,7 +542,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
   const connections = connectionsFor(target);
   const drive = (seconds: number): Promise<Load> =>
     LOAD === 'wrk'
-      ? driveWrk(port, store.token, seconds, script, connections)
+      ? driveWrk(port, store.token, seconds, script, connections, RANDOM_IDS.includes(target))
       : driveAutocannon(port, store.token, seconds, connections);
   try {
     const warmUp = await drive(2); // JIT, caches, connections
@@ -485,7 +589,7 @@ async function postgresReachable(): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  let targets = (process.env.BENCH_TARGETS ?? ALL_TARGETS.join(',')).split(',') as TargetName[];
+  let targets = (process.env.BENCH_TARGETS ?? DEFAULT_TARGETS.join(',')).split(',') as TargetName[];
   if (targets.some((target) => STORE[target] === 'postgres') && !(await postgresReachable())) {
     process.stdout.write(
       `no PostgreSQL answers at ${POSTGRES_ADMIN} (BENCH_POSTGRES_URL): skipping postgres and node-pg\n`,
@@ -566,6 +670,8 @@ async function main(): Promise<void> {
     ['postgres / postgres-stock', 'postgres', 'postgres-stock'],
     ['postgres-pgbouncer / postgres', 'postgres-pgbouncer', 'postgres'],
     ['postgres / express-echo', 'postgres', 'express-echo'],
+    ['grown-sqlite / sqlite-random', 'grown-sqlite', 'sqlite-random'],
+    ['grown-sqlite-seq / sqlite', 'grown-sqlite-seq', 'sqlite'],
   ];
   const round2 = (value: number): number => Number(value.toFixed(2));
   const measured = pairs.filter(([, a, b]) => summary[a] !== undefined && summary[b] !== undefined);
