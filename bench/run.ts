@@ -20,6 +20,13 @@
  *                 bench/.grown/ (about 1.9 GB at 40 M), read whole before each run (warm), served in
  *                 place; not in the default run
  *   grown-sqlite-seq  the same with the ids in sequence, as `sqlite` sends them
+ *   grown-node-sqlite-group  node-sqlite-group (below) on the same grown store, random ids: the
+ *                 ceiling of this stack at that size
+ *   postgres-random  the service as `postgres`, random ids as `sqlite-random`
+ *   grown-postgres  the service on a PostgreSQL database that already holds BENCH_GROWN_PLANTS
+ *                 plants (random ids), filled once with generate_series and kept between runs
+ *                 (plant_store_grown_N), read whole (pg_prewarm) before each run; random ids
+ *   grown-postgres-seq  the same with the ids in sequence
  *   storm-1000, storm-3000  the service as `sqlite`, with 1,000 or 3,000 connections that wrk
  *                 opens at once at the start of each run: what a fleet's clients do when they all
  *                 reconnect (a rolling restart); the kernel's listen overflows during the measured
@@ -48,6 +55,10 @@
  * (the service's processes, 1), BENCH_TARGETS (comma list, default all but the grown ones), BENCH_GROWN_PLANTS (40000000), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`).
+ * Beside creates/s and latency, each run reports the bytes written per create to the disk that
+ * holds the store (/proc/diskstats: the whole disk's, so keep the machine quiet; the service's own
+ * log lines land there too, about 0.3 KB a create, when the kernel writes them back) and the
+ * SQLite log's (-wal) largest size, sampled every 100 ms.
  * Figures are printed as a table and written to bench/results/latest.json.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -64,6 +75,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,6 +107,9 @@ const SERVICE_TARGETS = [
   'sqlite-random',
   'grown-sqlite',
   'grown-sqlite-seq',
+  'postgres-random',
+  'grown-postgres',
+  'grown-postgres-seq',
 ] as const;
 const ALL_TARGETS = [
   ...SERVICE_TARGETS,
@@ -105,6 +120,7 @@ const ALL_TARGETS = [
   'nest-sqlite',
   'nest-bare',
   'nest-log',
+  'grown-node-sqlite-group',
 ] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
 /** What a run measures unless BENCH_TARGETS says: all but the grown store's, which fill it first. */
@@ -124,6 +140,10 @@ const STORE: Record<TargetName, Store> = {
   'sqlite-random': 'sqlite',
   'grown-sqlite': 'sqlite',
   'grown-sqlite-seq': 'sqlite',
+  'postgres-random': 'postgres',
+  'grown-postgres': 'postgres',
+  'grown-postgres-seq': 'postgres',
+  'grown-node-sqlite-group': 'sqlite',
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
   'node-sqlite-group': 'sqlite',
@@ -144,6 +164,10 @@ interface Figures {
   peakRssMb: number;
   /** Requests answered but missing from the service's log (it keeps up, or it is not doing its job). */
   lostLogLines: number;
+  /** Bytes written to the store's disk per create during the measured run, in KB (0: not measured). */
+  writtenKbPerCreate: number;
+  /** The SQLite log's (-wal) largest size during the run, in MB (0 on PostgreSQL). */
+  peakWalMb: number;
 }
 
 /** What every answered request leaves in the service's log (see logRequest). */
@@ -191,6 +215,7 @@ function commandFor(target: TargetName): string[] {
     case 'node-sqlite':
       return [...TS_NODE, join(ROOT, 'bench/references/node-sqlite.ts')];
     case 'node-sqlite-group':
+    case 'grown-node-sqlite-group':
       return [...TS_NODE, join(ROOT, 'bench/references/node-sqlite-group.ts')];
     case 'node-pg':
       return [...TS_NODE, join(ROOT, 'bench/references/node-pg.ts')];
@@ -206,15 +231,24 @@ function commandFor(target: TargetName): string[] {
 /** Resident memory of a process and its children (cluster workers), in bytes. */
 function rssOfTree(pid: number): number {
   let total = 0;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-    for (const child of children ? children.split(/\s+/) : []) total += rssOfTree(Number(child));
-  } catch {
-    // the process is gone
+  for (const each of processTree(pid)) {
+    try {
+      total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${each}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+    } catch {
+      // the process is gone
+    }
   }
   return total;
+}
+
+/** The pids of a process and its children (cluster workers). */
+function processTree(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return [pid, ...(children ? children.split(/\s+/) : []).flatMap((child) => processTree(Number(child)))];
+  } catch {
+    return []; // the process is gone
+  }
 }
 
 /** How many request lines a log file holds, read in pieces (a storm's log is large). */
@@ -291,7 +325,13 @@ const GROWN_PLANTS = Number(process.env.BENCH_GROWN_PLANTS ?? 40_000_000);
 const GROWN_DIR = join(ROOT, 'bench/.grown');
 
 /** Targets whose ids are uniform over [0, 2^53), as clients that pick their own ids send them. */
-const RANDOM_IDS: readonly TargetName[] = ['sqlite-random', 'grown-sqlite'];
+const RANDOM_IDS: readonly TargetName[] = [
+  'sqlite-random',
+  'grown-sqlite',
+  'grown-node-sqlite-group',
+  'postgres-random',
+  'grown-postgres',
+];
 
 /** The grown store's file, filled (with the sqlite3 CLI, sorted, so a fill costs minutes) if it is not yet. */
 function grownSqlite(): string {
@@ -319,6 +359,71 @@ function grownSqlite(): string {
   renameSync(partial, file);
   rmSync(`${partial}.server-lock`, { force: true });
   return file;
+}
+
+/** A database on BENCH_POSTGRES_URL's server, as a URL. */
+function postgresUrl(name: string): string {
+  const parsed = new URL(POSTGRES_ADMIN);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+async function onPostgres<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The grown PostgreSQL targets' database, filled once (generate_series, sorted) with
+ * BENCH_GROWN_PLANTS plants of random ids under a name of its own, renamed to its kept name only
+ * once full, and read whole (pg_prewarm into the kernel's cache) before each run, as `warm` does
+ * for SQLite; its URL.
+ */
+async function grownPostgres(): Promise<string> {
+  const name = `plant_store_grown_${GROWN_PLANTS}`;
+  const exists = await onPostgres(POSTGRES_ADMIN, async (admin) => {
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    return found.rowCount === 1;
+  });
+  if (!exists) {
+    const partial = `${name}_partial`;
+    process.stdout.write(`filling PostgreSQL database ${name} with ${GROWN_PLANTS} plants (once)...\n`);
+    await onPostgres(POSTGRES_ADMIN, async (admin) => {
+      await admin.query(`DROP DATABASE IF EXISTS "${partial}" WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE "${partial}"`);
+    });
+    execFileSync(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'migrate'], {
+      env: { ...process.env, DATABASE_URL: postgresUrl(partial) },
+      stdio: 'ignore',
+    });
+    await onPostgres(postgresUrl(partial), async (client) => {
+      await client.query(`SET work_mem = '1GB'`);
+      await client.query(
+        `INSERT INTO plant (id, name, tag)
+           SELECT id, 'Plant ' || id, 'grown'
+           FROM (SELECT DISTINCT floor(random() * 9007199254740992)::bigint AS id FROM generate_series(1, $1)) ids
+           ORDER BY id`,
+        [GROWN_PLANTS],
+      );
+      await client.query('VACUUM (ANALYZE) plant');
+      await client.query('CHECKPOINT');
+    });
+    await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`ALTER DATABASE "${partial}" RENAME TO "${name}"`));
+  }
+  const url = postgresUrl(name);
+  await onPostgres(url, async (client) => {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
+    await client.query(
+      `SELECT pg_prewarm(c.oid, 'read') FROM pg_class c
+         WHERE c.oid = 'plant'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'plant'::regclass)`,
+    );
+  });
+  return url;
 }
 
 /**
@@ -470,22 +575,18 @@ async function freshStore(
   grown = false,
 ): Promise<{ url: string; token: string; drop(): Promise<void> }> {
   if (store === 'none') return { url: '', token: 'unused', drop: () => Promise.resolve() };
-  let url = `sqlite:${grown ? warm(grownSqlite()) : join(dir, 'store.sqlite')}`;
+  let url: string;
   let drop = (): Promise<void> => Promise.resolve();
-  if (store === 'postgres') {
+  if (store === 'sqlite') {
+    url = `sqlite:${grown ? warm(grownSqlite()) : join(dir, 'store.sqlite')}`;
+  } else if (grown) {
+    url = await grownPostgres();
+  } else {
     const name = `plant_store_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    await admin.end();
-    const parsed = new URL(POSTGRES_ADMIN);
-    parsed.pathname = `/${name}`;
-    url = pooler?.url(name) ?? parsed.toString();
+    await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`CREATE DATABASE "${name}"`));
+    url = pooler?.url(name) ?? postgresUrl(name);
     drop = async () => {
-      const dropper = new pg.Client({ connectionString: POSTGRES_ADMIN });
-      await dropper.connect();
-      await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await dropper.end();
+      await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
     };
   }
   const out = execFileSync(
@@ -515,6 +616,41 @@ function spanReceiver(): Promise<string> {
   return receiver;
 }
 
+/**
+ * Bytes written to the disk that holds `path` so far (/proc/diskstats), or undefined where that
+ * is not a disk of this machine. The whole disk's, not one process's: `/proc/PID/io` counts a
+ * whole large page-cache folio for every page written into it, ten times the disk's figure on a
+ * store read whole before its run.
+ */
+function diskWrites(path: string): (() => number) | undefined {
+  const dev = statSync(path, { throwIfNoEntry: false })?.dev;
+  if (dev === undefined) return undefined;
+  const major = ((dev >> 8) & 0xfff) | (Math.floor(dev / 2 ** 32) & ~0xfff);
+  const minor = (dev & 0xff) | ((dev >> 12) & ~0xff);
+  const sectors = (): number | undefined => {
+    for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
+      const fields = line.trim().split(/\s+/);
+      if (Number(fields[0]) === major && Number(fields[1]) === minor) return Number(fields[9]) * 512;
+    }
+    return undefined;
+  };
+  return sectors() === undefined ? undefined : () => sectors()!;
+}
+
+/** Where the store's files are on this machine: the SQLite file, or PostgreSQL's data directory. */
+async function storePath(store: Store, url: string): Promise<string | undefined> {
+  if (store === 'sqlite') return url.replace(/^sqlite:/, '');
+  if (store === 'none') return undefined;
+  try {
+    return await onPostgres(POSTGRES_ADMIN, async (admin) => {
+      const { rows } = await admin.query<{ data_directory: string }>('SHOW data_directory');
+      return rows[0]?.data_directory;
+    });
+  } catch {
+    return undefined; // not allowed to see it
+  }
+}
+
 async function measure(target: TargetName, script: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
   // postgres-pgbouncer: the service reaches a fresh database through PgBouncer in transaction mode.
@@ -538,7 +674,14 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
     logFile,
   );
   let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssOfTree(child.pid!))), 100);
+  const wal = STORE[target] === 'sqlite' ? `${store.url.replace(/^sqlite:/, '')}-wal` : undefined;
+  let peakWal = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssOfTree(child.pid!));
+    if (wal !== undefined) peakWal = Math.max(peakWal, statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
+  }, 100);
+  const storePathNow = await storePath(STORE[target], store.url);
+  const storeWrites = storePathNow === undefined ? undefined : diskWrites(storePathNow);
   const connections = connectionsFor(target);
   const drive = (seconds: number): Promise<Load> =>
     LOAD === 'wrk'
@@ -547,7 +690,9 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
   try {
     const warmUp = await drive(2); // JIT, caches, connections
     const overflowsBefore = listenOverflows();
+    const writesBefore = storeWrites?.() ?? 0;
     const load = await drive(DURATION);
+    const written = (storeWrites?.() ?? 0) - writesBefore;
     const overflows = listenOverflows() - overflowsBefore;
     clearInterval(sampler);
     await stop(child);
@@ -561,6 +706,8 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       listenOverflows: overflows,
       peakRssMb: Math.round(peak / 1024 / 1024),
       lostLogLines: isService(target) ? Math.max(0, answered - requestLinesIn(logFile)) : 0,
+      writtenKbPerCreate: Number((written / Math.max(1, load.ok) / 1024).toFixed(2)),
+      peakWalMb: Math.round(peakWal / 1024 / 1024),
     };
   } finally {
     clearInterval(sampler);
@@ -623,7 +770,8 @@ async function main(): Promise<void> {
       process.stdout.write(
         `round ${round} ${target.padEnd(12)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
           `p50 ${figures.p50} ms  p99 ${figures.p99} ms  p99.9 ${figures.p999} ms  errors ${figures.errors}  ` +
-          `listen overflows ${figures.listenOverflows}  peak RSS ${figures.peakRssMb} MB` +
+          `listen overflows ${figures.listenOverflows}  peak RSS ${figures.peakRssMb} MB  ` +
+          `written ${figures.writtenKbPerCreate} KB/create  peak WAL ${figures.peakWalMb} MB` +
           (isService(target) ? `  log lines lost ${figures.lostLogLines}\n` : '\n'),
       );
     }
@@ -643,6 +791,8 @@ async function main(): Promise<void> {
           listenOverflows: list.reduce((sum, f) => sum + f.listenOverflows, 0),
           peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
           lostLogLines: list.reduce((sum, f) => sum + f.lostLogLines, 0),
+          writtenKbPerCreate: median(list.map((f) => f.writtenKbPerCreate)),
+          peakWalMb: Math.max(...list.map((f) => f.peakWalMb)),
         },
       ];
     }),
@@ -672,6 +822,9 @@ async function main(): Promise<void> {
     ['postgres / express-echo', 'postgres', 'express-echo'],
     ['grown-sqlite / sqlite-random', 'grown-sqlite', 'sqlite-random'],
     ['grown-sqlite-seq / sqlite', 'grown-sqlite-seq', 'sqlite'],
+    ['grown-sqlite / grown-node-sqlite-group', 'grown-sqlite', 'grown-node-sqlite-group'],
+    ['grown-postgres / postgres-random', 'grown-postgres', 'postgres-random'],
+    ['grown-postgres-seq / postgres', 'grown-postgres-seq', 'postgres'],
   ];
   const round2 = (value: number): number => Number(value.toFixed(2));
   const measured = pairs.filter(([, a, b]) => summary[a] !== undefined && summary[b] !== undefined);
@@ -686,12 +839,12 @@ async function main(): Promise<void> {
   );
 
   const lines = [
-    `| target | connections | creates/s | p50 ms | p99 ms | p99.9 ms | errors | listen overflows | peak RSS MB |`,
-    `|---|---|---|---|---|---|---|---|---|`,
+    `| target | connections | creates/s | p50 ms | p99 ms | p99.9 ms | errors | listen overflows | peak RSS MB | KB written/create | peak WAL MB |`,
+    `|---|---|---|---|---|---|---|---|---|---|---|`,
     ...targets.map((target) => {
       const f = summary[target]!;
       const label = isService(target) ? `${target} (WORKERS=${WORKERS})` : target;
-      return `| ${label} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ${f.peakRssMb} |`;
+      return `| ${label} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ${f.peakRssMb} | ${f.writtenKbPerCreate} | ${f.peakWalMb} |`;
     }),
   ];
   process.stdout.write(
