@@ -416,13 +416,20 @@ async function grownPostgres(): Promise<string> {
     await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`ALTER DATABASE "${partial}" RENAME TO "${name}"`));
   }
   const url = postgresUrl(name);
-  await onPostgres(url, async (client) => {
-    await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
-    await client.query(
-      `SELECT pg_prewarm(c.oid, 'read') FROM pg_class c
-         WHERE c.oid = 'plant'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'plant'::regclass)`,
+  try {
+    await onPostgres(url, async (client) => {
+      await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
+      await client.query(
+        `SELECT pg_prewarm(c.oid, 'read') FROM pg_class c
+           WHERE c.oid = 'plant'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'plant'::regclass)`,
+      );
+    });
+  } catch (error) {
+    // pg_prewarm needs a superuser and the server's contrib modules.
+    process.stdout.write(
+      `warning: ${name} was not read whole first (${(error as Error).message}): the run may read it from disk\n`,
     );
-  });
+  }
   return url;
 }
 
