@@ -129,20 +129,20 @@ export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, On
     const thread = new Worker(`(${checkpointThread.toString()})()`, { eval: true, workerData: data });
     this.thread = thread;
     thread.unref();
-    const ready = new Promise<void>((resolve) => {
-      thread.on('message', (report: ThreadReport) => 'ready' in report && resolve());
-      thread.once('exit', () => resolve());
-    });
+    let ready = (): void => undefined;
+    const started = new Promise<void>((resolve) => (ready = resolve));
     thread.on('message', (report: ThreadReport) => {
-      if ('ready' in report) return;
-      if ('failed' in report) {
+      if ('ready' in report) {
+        ready();
+      } else if ('failed' in report) {
         this.logger.warn(`checkpoints are failing (${report.failed}); the log (-wal) grows until they work again`);
       } else {
         this.logger.log('checkpoints work again');
       }
     });
     thread.on('error', (error: Error) => this.logger.error(`the checkpointer stopped: ${error.message}`));
-    await ready;
+    thread.once('exit', () => ready());
+    await started;
   }
 
   async onModuleDestroy(): Promise<void> {
