@@ -8,9 +8,6 @@ import { nativeSqlite } from './handle';
 /** How often the log's new pages are copied into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 100;
 
-/** SQLite's page size, the unit of the log. */
-const PAGE_BYTES = 4096;
-
 /**
  * The log (`-wal`) may hold this much before a checkpoint starts it over. Under steady writes a
  * checkpoint that leaves the writer be never catches up with it, and the log only grows; past
@@ -18,9 +15,6 @@ const PAGE_BYTES = 4096;
  * copies what is left, and the next commit writes the log from its start again.
  */
 export const WAL_BOUND_BYTES = 64 * 1024 * 1024;
-
-/** SQLite's own checkpoint, every this many pages, on the connection that commits. */
-const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
 /** How long the thread's connection waits for a lock (SQLite's busy timeout). */
 const LOCK_WAIT_MS = 1_000;
@@ -33,6 +27,7 @@ interface ThreadData {
   /** better-sqlite3, resolved here: the thread's source has no module of its own to resolve from. */
   driver: string;
   intervalMs: number;
+  /** WAL_BOUND_BYTES in the store's pages, the unit of the log. */
   boundPages: number;
   lockWaitMs: number;
 }
@@ -99,14 +94,16 @@ function checkpointThread(): void {
 /**
  * SQLite: the serving connection does not checkpoint (`wal_autocheckpoint = 0`); a thread of its
  * own, with its own connection, copies the log into the database file every
- * CHECKPOINT_INTERVAL_MS (back to back while a growing log is past half its bound) and keeps the
- * log within WAL_BOUND_BYTES. SQLite's own checkpoint runs
+ * CHECKPOINT_INTERVAL_MS (back to back while a growing log is past half its bound) and starts
+ * the log over once it is past WAL_BOUND_BYTES. SQLite's own checkpoint runs
  * inside a commit, on the event loop, and writes back every page the log holds since the last.
  * A failure is logged once, and once again when checkpoints work again; the log grows meanwhile.
  */
 export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Store');
   private thread?: Worker;
+  /** The serving connection's own checkpoint (every this many pages), given back on stop. */
+  private autocheckpointPages = 0;
 
   constructor(private readonly dataSource: DataSource) {
     super();
@@ -115,14 +112,15 @@ export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, On
   async onModuleInit(): Promise<void> {
     const path = this.dataSource.options.database;
     if (typeof path !== 'string' || path === ':memory:') return;
+    const db = nativeSqlite(this.dataSource);
     const data: ThreadData = {
       path,
       driver: require.resolve('better-sqlite3'),
       intervalMs: CHECKPOINT_INTERVAL_MS,
-      boundPages: WAL_BOUND_BYTES / PAGE_BYTES,
+      boundPages: Math.floor(WAL_BOUND_BYTES / (db.pragma('page_size', { simple: true }) as number)),
       lockWaitMs: LOCK_WAIT_MS,
     };
-    const db = nativeSqlite(this.dataSource);
+    this.autocheckpointPages = db.pragma('wal_autocheckpoint', { simple: true }) as number;
     // The log is started over, never cut shorter (no `journal_size_limit`): a -wal file that
     // shrinks is what SqliteFiles takes for an operator's truncation, and stops the store.
     db.pragma('wal_autocheckpoint = 0');
@@ -158,7 +156,7 @@ export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, On
     if (!stopped) await thread.terminate();
     // Until the store closes, its own connection checkpoints again.
     if (this.dataSource.isInitialized) {
-      nativeSqlite(this.dataSource).pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+      nativeSqlite(this.dataSource).pragma(`wal_autocheckpoint = ${this.autocheckpointPages}`);
     }
   }
 }
