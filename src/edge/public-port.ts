@@ -15,14 +15,16 @@ import { listen as listenOn } from '../net/listen';
 
 /**
  * How many sockets listen on the public port. Node accepts one waiting connection each time a
- * listening socket is reported ready, about once per turn of its event loop, so a process busy
- * with thousands of requests accepts new connections only as often as its loop comes round: a
- * storm of reconnecting clients overflows the kernel's queue and waits for SYN retries (1 s, 3 s…).
- * With several sockets on the port (SO_REUSEPORT: the kernel spreads new connections over
- * them), each turn accepts from each, and each has its own queue (docs/decisions.md, Limits;
- * test/process/connection-storm.spec.ts).
+ * listening socket is reported ready, once per pass of its event loop over the ready sockets, so
+ * a process busy with thousands of requests accepts new connections only as often as that pass
+ * comes round: a storm of reconnecting clients overflows the kernel's queue and waits for SYN
+ * retries (1 s, 3 s…). With several sockets on the port (SO_REUSEPORT: the kernel spreads new
+ * connections over them by a hash), each pass accepts from each, and each has its own queue. The
+ * last connection of a storm waits as many passes as the busiest socket holds connections, and a
+ * hash fills some sockets well past the mean: so there are more sockets than a storm's share per
+ * socket would suggest (docs/decisions.md, Limits; test/process/connection-storm.spec.ts).
  */
-export const PUBLIC_LISTENERS = 512;
+export const PUBLIC_LISTENERS = 4096;
 
 /**
  * How many sockets listen on the public port with `limit` descriptors to spend: PUBLIC_LISTENERS,
@@ -96,11 +98,15 @@ export class ConnectionBudget {
     @Inject(CONFIG.edge) private readonly edge: ConfigSlice<'edge'>,
   ) {}
 
-  /** Says in one line, at start, what to raise when the limit is less than MAX_IN_FLIGHT needs. */
+  /**
+   * Says in one line, at start, what to raise when the budget cannot hold MAX_IN_FLIGHT
+   * connections. A limit that only costs listening sockets is no fault: the port still takes
+   * every connection, and a storm is accepted in fewer turns the more sockets there are.
+   */
   private warnIfShort(): void {
     const { maxInFlight } = this.edge;
     const needed = descriptorsNeeded(maxInFlight);
-    if (this.limit === undefined || this.limit >= needed) return;
+    if (this.limit === undefined || this.connections === undefined || this.connections >= maxInFlight) return;
     this.logger.warn(
       { context: 'Connections', limit: this.limit, needed, listeners: this.listeners, budget: this.connections },
       `the descriptor limit is ${this.limit}, below the ${needed} that MAX_IN_FLIGHT=${maxInFlight} needs: raise it (ulimit -n, LimitNOFILE=, a container's --ulimit nofile=) or lower MAX_IN_FLIGHT; until then the port has ${this.listeners} listening sockets and connections past ${this.connections} are answered 503`,

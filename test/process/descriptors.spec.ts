@@ -2,6 +2,7 @@
  * @slow 15 s: 900 connections at once to a server with 1,024 descriptors
  */
 import { jest } from '@jest/globals';
+import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { answerEnd, createRequest, replyBody } from '../support/raw-http';
@@ -59,6 +60,22 @@ describe('a server short of descriptors', () => {
     await database.drop();
   });
 
+  it("with 8,192 descriptors (a container engine's usual setting) says nothing: fewer listening sockets leave room for MAX_IN_FLIGHT", async () => {
+    const server = await startServer({ DATABASE_URL: database.url }, 20_000, undefined, 'socket', undefined, [
+      'prlimit',
+      '--nofile=8192:8192',
+    ]);
+    try {
+      expect(server.output()).not.toContain('"context":"Connections"');
+      // An eighth of the limit listens on the port; the rest is the budget for connections.
+      const descriptors = readdirSync(`/proc/${server.child.pid}/fd`).length;
+      expect(descriptors).toBeGreaterThanOrEqual(1_024);
+      expect(descriptors).toBeLessThan(1_024 + 128);
+    } finally {
+      await stopServer(server);
+    }
+  });
+
   it.each([
     [1_024, 0, 900],
     // Past the budget (256 - 32 listeners - 128 reserved) but within its headroom for refusals.
@@ -77,7 +94,7 @@ describe('a server short of descriptors', () => {
           .split('\n')
           .find((line) => line.includes('"context":"Connections"'));
         expect(warning).toContain(
-          `the descriptor limit is ${limit}, below the 4736 that MAX_IN_FLIGHT=4096 needs: raise it`,
+          `the descriptor limit is ${limit}, below the 8320 that MAX_IN_FLIGHT=4096 needs: raise it`,
         );
         const holders = await holdConnections(server.port, idle);
         await sleep(300);
