@@ -101,12 +101,12 @@ export class ConnectionBudget {
   /**
    * Says in one line, at start, what to raise when the budget cannot hold MAX_IN_FLIGHT
    * connections. A limit that only costs listening sockets is no fault: the port still takes
-   * every connection, and a storm is accepted in fewer turns the more sockets there are.
+   * every connection, and a storm is accepted in fewer passes the more sockets there are.
    */
   private warnIfShort(): void {
     const { maxInFlight } = this.edge;
+    if (this.connections === undefined || this.connections >= maxInFlight) return;
     const needed = descriptorsNeeded(maxInFlight);
-    if (this.limit === undefined || this.connections === undefined || this.connections >= maxInFlight) return;
     this.logger.warn(
       { context: 'Connections', limit: this.limit, needed, listeners: this.listeners, budget: this.connections },
       `the descriptor limit is ${this.limit}, below the ${needed} that MAX_IN_FLIGHT=${maxInFlight} needs: raise it (ulimit -n, LimitNOFILE=, a container's --ulimit nofile=) or lower MAX_IN_FLIGHT; until then the port has ${this.listeners} listening sockets and connections past ${this.connections} are answered 503`,
