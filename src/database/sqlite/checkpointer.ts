@@ -29,14 +29,16 @@ interface ThreadData {
   intervalMs: number;
   /** WAL_BOUND_BYTES in the store's pages, the unit of the log. */
   boundPages: number;
+  boundBytes: number;
   lockWaitMs: number;
 }
 
 /**
- * What the thread reports: it has the log open (once, before the server serves), a checkpoint
- * that failed, or the first that worked after one.
+ * What the thread reports: it has the log open (once, before the server serves; with why its
+ * file could not be written out to the bound, if it could not), a checkpoint that failed, or the
+ * first that worked after one.
  */
-type ThreadReport = { ready: true } | { failed: string } | { recovered: true };
+type ThreadReport = { ready: true; notWrittenOut?: string } | { failed: string } | { recovered: true };
 
 /**
  * The checkpointer's thread, started from this function's source text (`eval`), so that it runs
@@ -45,8 +47,9 @@ type ThreadReport = { ready: true } | { failed: string } | { recovered: true };
 function checkpointThread(): void {
   /* eslint-disable @typescript-eslint/no-require-imports -- source run as text has no imports */
   const threads = require('node:worker_threads') as typeof import('node:worker_threads');
+  const fs = require('node:fs') as typeof import('node:fs');
   const { parentPort } = threads;
-  const { path, driver, intervalMs, boundPages, lockWaitMs } = threads.workerData as ThreadData;
+  const { path, driver, intervalMs, boundPages, boundBytes, lockWaitMs } = threads.workerData as ThreadData;
   const Database = require(driver) as typeof import('better-sqlite3');
   /* eslint-enable @typescript-eslint/no-require-imports */
   // A checkpoint that starts the log over waits this long for the commit under way; so does a
@@ -78,12 +81,46 @@ function checkpointThread(): void {
       return intervalMs;
     }
   };
+  /**
+   * Writes the log's file out to the bound, past whatever it holds, unless it is that long
+   * already: a commit that lengthens the file makes its fdatasync write the file system's
+   * metadata too, so until the log had once reached its bound every commit would cost more. Under
+   * the write lock, so that no connection appends a frame meanwhile; zeros past the last frame
+   * are no frame to SQLite, as the old frames a restarted log leaves there are not. Says why not,
+   * if it could not.
+   */
+  const writeOut = (): string | undefined => {
+    try {
+      db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      return (error as Error).message;
+    }
+    try {
+      const fd = fs.openSync(`${path}-wal`, 'r+');
+      try {
+        let size = fs.fstatSync(fd).size;
+        if (size >= boundBytes) return undefined;
+        const zeros = Buffer.alloc(1024 * 1024);
+        while (size < boundBytes) size += fs.writeSync(fd, zeros, 0, Math.min(zeros.length, boundBytes - size), size);
+        fs.fdatasyncSync(fd);
+        return undefined;
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch (error) {
+      return (error as Error).message;
+    } finally {
+      db.exec('ROLLBACK');
+    }
+  };
   // The first checkpoint opens the log. A connection that opened it only after an operator had
   // deleted it would make a new one, and the server would report the log replaced, not deleted.
+  const firstWait = checkpoint();
+  const notWrittenOut = writeOut();
   let timer = setTimeout(function next() {
     timer = setTimeout(next, checkpoint());
-  }, checkpoint());
-  parentPort?.postMessage({ ready: true } satisfies ThreadReport);
+  }, firstWait);
+  parentPort?.postMessage({ ready: true, notWrittenOut } satisfies ThreadReport);
   parentPort?.once('message', () => {
     clearTimeout(timer);
     db.close();
@@ -97,6 +134,8 @@ function checkpointThread(): void {
  * CHECKPOINT_INTERVAL_MS (back to back while a growing log is past half its bound) and starts
  * the log over once it is past WAL_BOUND_BYTES. SQLite's own checkpoint runs
  * inside a commit, on the event loop, and writes back every page the log holds since the last.
+ * Before the server serves, the thread writes the log's file out to WAL_BOUND_BYTES, so that
+ * commits overwrite it rather than lengthen it.
  * A failure is logged once, and once again when checkpoints work again; the log grows meanwhile.
  */
 export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, OnModuleDestroy {
@@ -118,6 +157,7 @@ export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, On
       driver: require.resolve('better-sqlite3'),
       intervalMs: CHECKPOINT_INTERVAL_MS,
       boundPages: Math.floor(WAL_BOUND_BYTES / (db.pragma('page_size', { simple: true }) as number)),
+      boundBytes: WAL_BOUND_BYTES,
       lockWaitMs: LOCK_WAIT_MS,
     };
     this.autocheckpointPages = db.pragma('wal_autocheckpoint', { simple: true }) as number;
@@ -131,6 +171,12 @@ export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, On
     const started = new Promise<void>((resolve) => (ready = resolve));
     thread.on('message', (report: ThreadReport) => {
       if ('ready' in report) {
+        if (report.notWrittenOut !== undefined) {
+          this.logger.warn(
+            `the log (-wal) could not be written out to ${WAL_BOUND_BYTES / (1024 * 1024)} MB (${report.notWrittenOut}); ` +
+              'commits cost more until it has grown there',
+          );
+        }
         ready();
       } else if ('failed' in report) {
         this.logger.warn(`checkpoints are failing (${report.failed}); the log (-wal) grows until they work again`);
