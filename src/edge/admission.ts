@@ -215,7 +215,8 @@ export class Admission {
         if (span !== undefined) endRequestSpan(span, line);
         this.requestLog.answered(line);
       };
-      response.once('close', () => {
+      // A response closes once: `on` spares every request the wrapper `once` makes and its removal.
+      response.on('close', () => {
         if (response.writableFinished) log(false);
         else if (response.writableEnded) log(true);
         else whenAnswered(response, () => log(true));
@@ -243,7 +244,7 @@ export class Admission {
       return true;
     }
     this.inFlight++;
-    response.once('close', this.done);
+    response.on('close', this.done);
     return false;
   }
 }

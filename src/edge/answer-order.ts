@@ -157,7 +157,8 @@ export class AnswerOrder {
   private begin(connection: Connection, request: IncomingMessage, response: ServerResponse): void {
     connection.active = response;
     connection.since = Date.now();
-    response.once('close', () => this.answered(connection, response));
+    // A response closes once: `on` spares every request the wrapper `once` makes and its removal.
+    response.on('close', () => this.answered(connection, response));
     this.run(request, response);
   }
 
