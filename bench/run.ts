@@ -47,6 +47,10 @@
  *                 Nest's JSON parser and the group commit, no guard, no pipe, no log line: what
  *                 the framework alone allows on this machine
  *   nest-log      the same with only the pino line per request (NEST_SQLITE_PIECES=log)
+ *   sqlite-baseline, postgres-baseline  the service as `sqlite` and `postgres`, from another
+ *                 build: BENCH_BASELINE names a checkout of the commit to compare with, after its
+ *                 `npm ci && npm run build`; what a change costs, interleaved with it in one run.
+ *                 Not in the default run
  *
  * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
  * on the same cores as the server and so understates everything; the run says which. Every
@@ -54,7 +58,8 @@
  * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS
  * (the service's processes, 1), BENCH_TARGETS (comma list, default all but the grown ones), BENCH_GROWN_PLANTS (40000000), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
- * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`).
+ * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`),
+ * BENCH_BASELINE (the checkout the -baseline targets run).
  * Beside creates/s and latency, each run reports the bytes written per create to the disk that
  * holds the store (/proc/diskstats: the whole disk's, so keep the machine quiet; the service's own
  * log lines land there too, about 0.3 KB a create, when the kernel writes them back) and the
@@ -79,7 +84,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { listenOverflows } from '../scripts/listen-overflows.mjs';
@@ -110,6 +115,8 @@ const SERVICE_TARGETS = [
   'postgres-random',
   'grown-postgres',
   'grown-postgres-seq',
+  'sqlite-baseline',
+  'postgres-baseline',
 ] as const;
 const ALL_TARGETS = [
   ...SERVICE_TARGETS,
@@ -123,8 +130,11 @@ const ALL_TARGETS = [
   'grown-node-sqlite-group',
 ] as const;
 type TargetName = (typeof ALL_TARGETS)[number];
-/** What a run measures unless BENCH_TARGETS says: all but the grown store's, which fill it first. */
-const DEFAULT_TARGETS = ALL_TARGETS.filter((target) => !target.startsWith('grown-'));
+/**
+ * What a run measures unless BENCH_TARGETS says: all but the grown store's, which fill it first,
+ * and the baseline's, which need another build.
+ */
+const DEFAULT_TARGETS = ALL_TARGETS.filter((target) => !target.startsWith('grown-') && !target.endsWith('-baseline'));
 type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
@@ -143,6 +153,8 @@ const STORE: Record<TargetName, Store> = {
   'postgres-random': 'postgres',
   'grown-postgres': 'postgres',
   'grown-postgres-seq': 'postgres',
+  'sqlite-baseline': 'sqlite',
+  'postgres-baseline': 'postgres',
   'grown-node-sqlite-group': 'sqlite',
   'express-echo': 'none',
   'node-sqlite': 'sqlite',
@@ -207,7 +219,11 @@ function serviceNodeArgs(): string[] {
 }
 const SERVICE_NODE_ARGS = serviceNodeArgs();
 
+/** The checkout the -baseline targets run, built. */
+const BASELINE = process.env.BENCH_BASELINE === undefined ? undefined : resolve(process.env.BENCH_BASELINE);
+
 function commandFor(target: TargetName): string[] {
+  if (target.endsWith('-baseline')) return [...SERVICE_NODE_ARGS, join(BASELINE!, 'dist/main.js')];
   if (isService(target)) return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
   switch (target) {
     case 'express-echo':
@@ -753,6 +769,16 @@ async function main(): Promise<void> {
     );
     targets = targets.filter((target) => STORE[target] !== 'postgres');
   }
+  if (targets.some((target) => target.endsWith('-baseline'))) {
+    const main = BASELINE === undefined ? undefined : join(BASELINE, 'dist/main.js');
+    if (main === undefined || !existsSync(main)) {
+      const why = main === undefined ? 'BENCH_BASELINE is not set' : `there is no ${main}`;
+      process.stderr.write(
+        `the -baseline targets run another build, a checkout of it after npm ci && npm run build, named by BENCH_BASELINE: ${why}\n`,
+      );
+      process.exit(1);
+    }
+  }
   if (targets.includes('postgres-pgbouncer') && pgbouncerPath() === undefined) {
     process.stdout.write('pgbouncer is not installed (apt-get install pgbouncer): skipping postgres-pgbouncer\n');
     targets = targets.filter((target) => target !== 'postgres-pgbouncer');
@@ -828,6 +854,8 @@ async function main(): Promise<void> {
     ['postgres / node-pg', 'postgres', 'node-pg'],
     ['postgres-stock / node-pg', 'postgres-stock', 'node-pg'],
     ['postgres / postgres-stock', 'postgres', 'postgres-stock'],
+    ['sqlite / sqlite-baseline', 'sqlite', 'sqlite-baseline'],
+    ['postgres / postgres-baseline', 'postgres', 'postgres-baseline'],
     ['postgres-pgbouncer / postgres', 'postgres-pgbouncer', 'postgres'],
     ['postgres / express-echo', 'postgres', 'express-echo'],
     ['grown-sqlite / sqlite-random', 'grown-sqlite', 'sqlite-random'],
