@@ -770,9 +770,9 @@ async function main(): Promise<void> {
     targets = targets.filter((target) => STORE[target] !== 'postgres');
   }
   if (targets.some((target) => target.endsWith('-baseline'))) {
-    const main = BASELINE === undefined ? undefined : join(BASELINE, 'dist/main.js');
-    if (main === undefined || !existsSync(main)) {
-      const why = main === undefined ? 'BENCH_BASELINE is not set' : `there is no ${main}`;
+    const baselineMain = BASELINE === undefined ? undefined : join(BASELINE, 'dist/main.js');
+    if (baselineMain === undefined || !existsSync(baselineMain)) {
+      const why = baselineMain === undefined ? 'BENCH_BASELINE is not set' : `there is no ${baselineMain}`;
       process.stderr.write(
         `the -baseline targets run another build, a checkout of it after npm ci && npm run build, named by BENCH_BASELINE: ${why}\n`,
       );

@@ -27,8 +27,7 @@ interface ThreadData {
   /** better-sqlite3, resolved here: the thread's source has no module of its own to resolve from. */
   driver: string;
   intervalMs: number;
-  /** WAL_BOUND_BYTES in the store's pages, the unit of the log. */
-  boundPages: number;
+  /** WAL_BOUND_BYTES. */
   boundBytes: number;
   lockWaitMs: number;
 }
@@ -49,7 +48,7 @@ function checkpointThread(): void {
   const threads = require('node:worker_threads') as typeof import('node:worker_threads');
   const fs = require('node:fs') as typeof import('node:fs');
   const { parentPort } = threads;
-  const { path, driver, intervalMs, boundPages, boundBytes, lockWaitMs } = threads.workerData as ThreadData;
+  const { path, driver, intervalMs, boundBytes, lockWaitMs } = threads.workerData as ThreadData;
   const Database = require(driver) as typeof import('better-sqlite3');
   /* eslint-enable @typescript-eslint/no-require-imports */
   // A checkpoint that starts the log over waits this long for the commit under way; so does a
@@ -58,6 +57,8 @@ function checkpointThread(): void {
   // A checkpoint syncs the database file before the log may be written over: every commit the
   // server acknowledged stays on disk, in the log or in the file.
   db.pragma('synchronous = FULL');
+  /** The bound in the store's pages, the unit of the log. */
+  const boundPages = Math.floor(boundBytes / (db.pragma('page_size', { simple: true }) as number));
   let failing = false;
   let lastLog = 0;
   /** One checkpoint; how long until the next. */
@@ -156,7 +157,6 @@ export class SqliteCheckpointer extends Checkpointer implements OnModuleInit, On
       path,
       driver: require.resolve('better-sqlite3'),
       intervalMs: CHECKPOINT_INTERVAL_MS,
-      boundPages: Math.floor(WAL_BOUND_BYTES / (db.pragma('page_size', { simple: true }) as number)),
       boundBytes: WAL_BOUND_BYTES,
       lockWaitMs: LOCK_WAIT_MS,
     };
