@@ -134,7 +134,7 @@ type TargetName = (typeof ALL_TARGETS)[number];
  * What a run measures unless BENCH_TARGETS says: all but the grown store's, which fill it first,
  * and the baseline's, which need another build.
  */
-const DEFAULT_TARGETS = ALL_TARGETS.filter((target) => !target.startsWith('grown-') && !target.endsWith('-baseline'));
+const DEFAULT_TARGETS = ALL_TARGETS.filter((target) => !target.startsWith('grown-') && !isBaseline(target));
 type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
@@ -219,11 +219,17 @@ function serviceNodeArgs(): string[] {
 }
 const SERVICE_NODE_ARGS = serviceNodeArgs();
 
-/** The checkout the -baseline targets run, built. */
-const BASELINE = process.env.BENCH_BASELINE === undefined ? undefined : resolve(process.env.BENCH_BASELINE);
+/** The -baseline targets: the service from another built checkout, BENCH_BASELINE. */
+function isBaseline(target: TargetName): boolean {
+  return target.endsWith('-baseline');
+}
+
+/** The entry point of the checkout the -baseline targets run. */
+const BASELINE_MAIN =
+  process.env.BENCH_BASELINE === undefined ? undefined : join(resolve(process.env.BENCH_BASELINE), 'dist/main.js');
 
 function commandFor(target: TargetName): string[] {
-  if (target.endsWith('-baseline')) return [...SERVICE_NODE_ARGS, join(BASELINE!, 'dist/main.js')];
+  if (isBaseline(target)) return [...SERVICE_NODE_ARGS, BASELINE_MAIN!];
   if (isService(target)) return [...SERVICE_NODE_ARGS, join(ROOT, 'dist/main.js')];
   switch (target) {
     case 'express-echo':
@@ -769,10 +775,9 @@ async function main(): Promise<void> {
     );
     targets = targets.filter((target) => STORE[target] !== 'postgres');
   }
-  if (targets.some((target) => target.endsWith('-baseline'))) {
-    const baselineMain = BASELINE === undefined ? undefined : join(BASELINE, 'dist/main.js');
-    if (baselineMain === undefined || !existsSync(baselineMain)) {
-      const why = baselineMain === undefined ? 'BENCH_BASELINE is not set' : `there is no ${baselineMain}`;
+  if (targets.some(isBaseline)) {
+    if (BASELINE_MAIN === undefined || !existsSync(BASELINE_MAIN)) {
+      const why = BASELINE_MAIN === undefined ? 'BENCH_BASELINE is not set' : `there is no ${BASELINE_MAIN}`;
       process.stderr.write(
         `the -baseline targets run another build, a checkout of it after npm ci && npm run build, named by BENCH_BASELINE: ${why}\n`,
       );
