@@ -84,7 +84,7 @@ function checkpointThread(): void {
   };
   /**
    * Writes the log's file out to the bound, past whatever it holds, unless it is that long
-   * already: a commit that lengthens the file makes its fdatasync write the file system's
+   * already: a commit that lengthens the file makes its sync write the file system's
    * metadata too, so until the log had once reached its bound every commit would cost more. Under
    * the write lock, so that no connection appends a frame meanwhile; zeros past the last frame
    * are no frame to SQLite, as the old frames a restarted log leaves there are not. Says why not,
