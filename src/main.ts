@@ -54,6 +54,10 @@ function supervise(config: AppConfig, logger: Logger, { port, release }: HeldPor
     }
   });
   const fork = (): void => void cluster.fork({ PORT: String(port) });
+  // Node drops a worker from cluster.workers once it has both exited and disconnected, in either
+  // order: at the last worker's 'exit' it may still be listed, so its process is what counts.
+  const everyWorkerExited = (): boolean =>
+    Object.values(cluster.workers ?? {}).every((worker) => worker === undefined || worker.isDead());
   cluster.on('exit', (worker, code, signal) => {
     if (!stopping && !serving.has(worker.id)) {
       // It said why in its own last line; starting another would only fail the same way.
@@ -64,7 +68,7 @@ function supervise(config: AppConfig, logger: Logger, { port, release }: HeldPor
       setTimeout(() => exitAfterLogs(logger, 1), SHUTDOWN_DEADLINE_MS).unref();
     }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) {
+      if (everyWorkerExited()) {
         log.info(`stopped: every worker has exited (exit ${exitCode})`);
         exitAfterLogs(logger, exitCode);
       }
