@@ -57,6 +57,8 @@ export default {
   // computing: five at a time keep two cores busy (four and six were slower on two cores). Jest's
   // default here would be one.
   maxWorkers: 5,
+  // A test fails on what it checks, not on a loaded machine's pace; a hung one still ends.
+  testTimeout: 60_000,
   // Files marked `@slow` start first (see the sequencer).
   testSequencer: '<rootDir>/test/support/slow-first.sequencer.mjs',
   projects: [
@@ -70,6 +72,8 @@ export default {
     },
     // Needs Debian's PostgreSQL and PgBouncer, and makes servers of its own: `npm run test:failover`.
     { ...common, displayName: 'failover', testMatch: ['<rootDir>/test/failover/**/*.spec.ts'] },
+    // Needs Debian's HAProxy: `npm run test:proxy`.
+    { ...common, displayName: 'proxy', testMatch: ['<rootDir>/test/proxy/**/*.spec.ts'] },
     // Needs Debian's podman and debootstrap, and the network to the registries: `npm run test:container`.
     { ...common, displayName: 'container', testMatch: ['<rootDir>/test/container/**/*.spec.ts'] },
     // Needs Debian's chromium, so only `npm run test:browser` runs it.

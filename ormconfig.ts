@@ -5,7 +5,8 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from './src/config/configuration';
-import { dataSourceOptions } from './src/database/open-store';
+import { storeKind } from './src/database/open-store';
 import { ENTITIES } from './src/entities';
 
-export default new DataSource(dataSourceOptions(loadConfig().database, ENTITIES));
+const { database } = loadConfig();
+export default new DataSource(storeKind(database).options(database, ENTITIES));

@@ -30,7 +30,7 @@ const SHAPES: Record<string, string> = {
 function startService(url: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
     process.execPath,
-    ['--max-semi-space-size=32', '--heap-growing-percent=50', '--no-allocation-site-pretenuring', 'dist/main.js'],
+    ['--max-semi-space-size=32', '--min-semi-space-size=32', '--no-allocation-site-pretenuring', 'dist/main.js'],
     {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },

@@ -4,13 +4,11 @@
  * machine is noisy: compare ratios within a run, never absolute numbers across runs).
  *
  *   sqlite        the service, as `npm run start:prod` runs it, on a fresh SQLite file, fresh
- *                 token (WORKERS as given)
- *   sqlite-stock  the same with FAST_PATH=off: the stock pieces in place of the fast path's
+ *                 token
  *   sqlite-metrics  the same with METRICS_PORT set: what counting every answer costs
  *   sqlite-tracing  the same with OTEL_EXPORTER_OTLP_ENDPOINT set, sending its spans to a
  *                 receiver in this process that reads and drops them
  *   postgres      the same on a fresh PostgreSQL database (skipped when none answers)
- *   postgres-stock  the same with FAST_PATH=off
  *   postgres-pgbouncer  the same through PgBouncer in transaction mode (skipped when Debian's
  *                 pgbouncer is not installed)
  *   sqlite-random  the service as `sqlite`, the ids uniform over [0, 2^53) (wrk only), as clients
@@ -27,10 +25,13 @@
  *                 plants (random ids), filled once with generate_series and kept between runs
  *                 (plant_store_grown_N), read whole (pg_prewarm) before each run; random ids
  *   grown-postgres-seq  the same with the ids in sequence
- *   storm-1000, storm-3000  the service as `sqlite`, with 1,000 or 3,000 connections that wrk
+ *   storm-1000    the service as `sqlite`, exposed directly, with 1,000 connections that wrk
  *                 opens at once at the start of each run: what a fleet's clients do when they all
- *                 reconnect (a rolling restart); the kernel's listen overflows during the measured
- *                 run are counted (/proc/net/netstat: system-wide, so keep the machine quiet)
+ *                 reconnect; the kernel's listen overflows during the measured run are counted
+ *                 (/proc/net/netstat: system-wide, so keep the machine quiet)
+ *   storm-3000    3,000 connections at once through the recipe's HAProxy
+ *                 (deploy/haproxy/plant-store.cfg, Debian's haproxy) to two instances on one
+ *                 SQLite file, as docs/operations.md runs them
  *   express-echo  bench/references/express-echo.ts: bare Express 5, JSON echo, stores nothing
  *   node-sqlite   bench/references/node-sqlite.ts: node:http + better-sqlite3, the whole job,
  *                 one transaction (one fsync) per request
@@ -55,8 +56,8 @@
  * Load: `wrk` (Debian's package) when it is on the machine, else autocannon, which runs in Node
  * on the same cores as the server and so understates everything; the run says which. Every
  * target gets POST /plants with unique ids, 1 thread, 32 connections (the storms their own).
- * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), WORKERS
- * (the service's processes, 1), BENCH_TARGETS (comma list, default all but the grown ones), BENCH_GROWN_PLANTS (40000000), BENCH_LOAD (wrk or autocannon, to force one),
+ * Settings: BENCH_DURATION (s, default 8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
+ * BENCH_TARGETS (comma list, default all but the grown ones), BENCH_GROWN_PLANTS (40000000), BENCH_LOAD (wrk or autocannon, to force one),
  * BENCH_POSTGRES_URL (a server to make databases on; default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_SERVICE_NODE_ARGS (the service's `node` flags; default those of `npm run start:prod`),
  * BENCH_BASELINE (the checkout the -baseline targets run).
@@ -94,18 +95,15 @@ const ROOT = join(__dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const WORKERS = process.env.WORKERS ?? '1';
 const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
 /** The service itself, as production runs it, in its variants. */
 const SERVICE_TARGETS = [
   'sqlite',
-  'sqlite-stock',
   'sqlite-metrics',
   'sqlite-tracing',
   'postgres',
-  'postgres-stock',
   'postgres-pgbouncer',
   'storm-1000',
   'storm-3000',
@@ -139,11 +137,9 @@ type Store = 'sqlite' | 'postgres' | 'none';
 
 const STORE: Record<TargetName, Store> = {
   sqlite: 'sqlite',
-  'sqlite-stock': 'sqlite',
   'sqlite-metrics': 'sqlite',
   'sqlite-tracing': 'sqlite',
   postgres: 'postgres',
-  'postgres-stock': 'postgres',
   'postgres-pgbouncer': 'postgres',
   'storm-1000': 'sqlite',
   'storm-3000': 'sqlite',
@@ -214,7 +210,7 @@ function serviceNodeArgs(): string[] {
   const given = process.env.BENCH_SERVICE_NODE_ARGS;
   if (given !== undefined) return given.split(' ').filter(Boolean);
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const words = pkg.scripts['start:prod'].split(/\s+/);
+  const words = pkg.scripts['start:prod'].split('&&').at(-1)!.trim().split(/\s+/);
   return words.slice(1, words.indexOf('dist/main.js'));
 }
 const SERVICE_NODE_ARGS = serviceNodeArgs();
@@ -683,6 +679,71 @@ async function storePath(store: Store, url: string): Promise<string | undefined>
   }
 }
 
+/** A port nobody listens on now, for a process that must be told its port before it starts. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Targets served through the recipe's HAProxy, by two instances. */
+const PROXIED: readonly TargetName[] = ['storm-3000'];
+
+/** Two instances of `target` behind deploy/haproxy/plant-store.cfg, once HAProxy has both up. */
+async function startProxied(target: TargetName, env: Record<string, string>, dir: string): Promise<Proxied> {
+  const ports = [await freePort(), await freePort()];
+  const instances = await Promise.all(
+    ports.map((port, i) =>
+      start(target, { ...env, PORT: String(port), TRUST_PROXY: 'loopback' }, join(dir, `stdout-${i}.log`)),
+    ),
+  );
+  const [proxyPort, statsPort] = [await freePort(), await freePort()];
+  const proxy = spawn('haproxy', ['-f', join(ROOT, 'deploy/haproxy/plant-store.cfg'), '-db'], {
+    env: {
+      ...process.env,
+      PLANT_STORE_PROXY: `127.0.0.1:${proxyPort}`,
+      PLANT_STORE_A: `127.0.0.1:${ports[0]}`,
+      PLANT_STORE_B: `127.0.0.1:${ports[1]}`,
+      PLANT_STORE_PROXY_STATS: `127.0.0.1:${statsPort}`,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (const deadline = Date.now() + 30_000; ;) {
+    const csv = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    if ((csv.match(/^instances,[ab],(?:[^,]*,){15}UP,/gm) ?? []).length === 2) break;
+    if (Date.now() > deadline) throw new Error(`HAProxy did not see both instances up:\n${csv}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  /** Until HAProxy holds no request: wrk's end leaves the requests of its closed connections queued. */
+  const settled = async (): Promise<void> => {
+    for (;;) {
+      const csv = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then((r) => r.text());
+      const backend = csv
+        .split('\n')
+        .find((line) => line.startsWith('instances,BACKEND,'))
+        ?.split(',');
+      if (backend?.[2] === '0' && backend[4] === '0') return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  return { instances, proxy, port: proxyPort, settled };
+}
+
+interface Proxied {
+  instances: Started[];
+  proxy: ChildProcess;
+  port: number;
+  settled(): Promise<void>;
+}
+
 async function measure(target: TargetName, script: string): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
   // postgres-pgbouncer: the service reaches a fresh database through PgBouncer in transaction mode.
@@ -691,25 +752,25 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
       : undefined;
   const store = await freshStore(STORE[target], dir, pooler, target.startsWith('grown-'));
-  const logFile = join(dir, 'stdout.log');
-  const { child, port } = await start(
-    target,
-    {
-      DATABASE_URL: store.url,
-      WORKERS,
-      ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
-      ...(target === 'sqlite-stock' || target === 'postgres-stock' ? { FAST_PATH: 'off' } : {}),
-      ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
-      ...(target === 'nest-bare' ? { NEST_SQLITE_PIECES: 'none' } : {}),
-      ...(target === 'nest-log' ? { NEST_SQLITE_PIECES: 'log' } : {}),
-    },
-    logFile,
-  );
+  const env = {
+    DATABASE_URL: store.url,
+    ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
+    ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
+    ...(target === 'nest-bare' ? { NEST_SQLITE_PIECES: 'none' } : {}),
+    ...(target === 'nest-log' ? { NEST_SQLITE_PIECES: 'log' } : {}),
+  };
+  const proxied = PROXIED.includes(target) ? await startProxied(target, env, dir) : undefined;
+  const instances = proxied?.instances ?? [await start(target, env, join(dir, 'stdout-0.log'))];
+  const port = proxied?.port ?? instances[0].port;
+  const logFiles = instances.map((_, i) => join(dir, `stdout-${i}.log`));
   let peak = 0;
   const wal = STORE[target] === 'sqlite' ? `${store.url.replace(/^sqlite:/, '')}-wal` : undefined;
   let peakWal = 0;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, rssOfTree(child.pid!));
+    peak = Math.max(
+      peak,
+      instances.reduce((sum, { child }) => sum + rssOfTree(child.pid!), 0),
+    );
     if (wal !== undefined) peakWal = Math.max(peakWal, statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
   }, 100);
   const storePathNow = await storePath(STORE[target], store.url);
@@ -721,13 +782,14 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       : driveAutocannon(port, store.token, seconds, connections);
   try {
     const warmUp = await drive(2); // JIT, caches, connections
+    await proxied?.settled();
     const overflowsBefore = listenOverflows();
     const writesBefore = storeWrites?.() ?? 0;
     const load = await drive(DURATION);
     const written = (storeWrites?.() ?? 0) - writesBefore;
     const overflows = listenOverflows() - overflowsBefore;
     clearInterval(sampler);
-    await stop(child);
+    await Promise.all(instances.map(({ child }) => stop(child)));
     const answered = warmUp.ok + warmUp.errors + load.ok + load.errors;
     return {
       createsPerSecond: load.ok / load.seconds,
@@ -737,13 +799,16 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       errors: load.errors,
       listenOverflows: overflows,
       peakRssMb: Math.round(peak / 1024 / 1024),
-      lostLogLines: isService(target) ? Math.max(0, answered - requestLinesIn(logFile)) : 0,
+      lostLogLines: isService(target)
+        ? Math.max(0, answered - logFiles.reduce((sum, file) => sum + requestLinesIn(file), 0))
+        : 0,
       writtenKbPerCreate: Number((written / Math.max(1, load.ok) / 1024).toFixed(2)),
       peakWalMb: Math.round(peakWal / 1024 / 1024),
     };
   } finally {
     clearInterval(sampler);
-    if (child.exitCode === null && child.signalCode === null) await stop(child);
+    for (const { child } of instances) if (child.exitCode === null && child.signalCode === null) await stop(child);
+    if (proxied !== undefined) await stop(proxied.proxy);
     await store.drop();
     await pooler?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -793,7 +858,7 @@ async function main(): Promise<void> {
       ? 'load generator: wrk (1 thread)\n'
       : 'load generator: autocannon (wrk not found: apt-get install wrk); it shares the cores with the server, so figures are low\n',
   );
-  process.stdout.write(`service: node ${[...SERVICE_NODE_ARGS, 'dist/main.js'].join(' ')}, WORKERS=${WORKERS}\n`);
+  process.stdout.write(`service: node ${[...SERVICE_NODE_ARGS, 'dist/main.js'].join(' ')}\n`);
   process.stdout.write('building the service (npm run build)...\n');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const scriptDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-wrk-'));
@@ -853,12 +918,8 @@ async function main(): Promise<void> {
     ['nest-log / node-sqlite-group', 'nest-log', 'node-sqlite-group'],
     ['sqlite / nest-log', 'sqlite', 'nest-log'],
     ['sqlite / nest-sqlite', 'sqlite', 'nest-sqlite'],
-    ['sqlite-stock / nest-sqlite', 'sqlite-stock', 'nest-sqlite'],
-    ['sqlite / sqlite-stock', 'sqlite', 'sqlite-stock'],
     ['nest-sqlite / express-echo', 'nest-sqlite', 'express-echo'],
     ['postgres / node-pg', 'postgres', 'node-pg'],
-    ['postgres-stock / node-pg', 'postgres-stock', 'node-pg'],
-    ['postgres / postgres-stock', 'postgres', 'postgres-stock'],
     ['sqlite / sqlite-baseline', 'sqlite', 'sqlite-baseline'],
     ['postgres / postgres-baseline', 'postgres', 'postgres-baseline'],
     ['postgres-pgbouncer / postgres', 'postgres-pgbouncer', 'postgres'],
@@ -886,8 +947,7 @@ async function main(): Promise<void> {
     `|---|---|---|---|---|---|---|---|---|---|---|`,
     ...targets.map((target) => {
       const f = summary[target]!;
-      const label = isService(target) ? `${target} (WORKERS=${WORKERS})` : target;
-      return `| ${label} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ${f.peakRssMb} | ${f.writtenKbPerCreate} | ${f.peakWalMb} |`;
+      return `| ${target} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ${f.peakRssMb} | ${f.writtenKbPerCreate} | ${f.peakWalMb} |`;
     }),
   ];
   process.stdout.write(
@@ -909,7 +969,7 @@ async function main(): Promise<void> {
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench/results/latest.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, serviceNodeArgs: SERVICE_NODE_ARGS, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, workers: WORKERS, summary, ratios, roundRatios, perRound: rounds }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), load: LOAD, node: process.version, serviceNodeArgs: SERVICE_NODE_ARGS, duration: DURATION, rounds: ROUNDS, connections: CONNECTIONS, summary, ratios, roundRatios, perRound: rounds }, null, 2)}\n`,
   );
 }
 

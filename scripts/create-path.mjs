@@ -1,5 +1,5 @@
 // Prints the project's files that run code on one create: the built server on a fresh SQLite
-// store with the default settings (FAST_PATH from the environment), two warm-up creates, then
+// store with the default settings, two warm-up creates, then
 // V8's call counts (precise coverage, through node:inspector) over one more, twice over. `--json`
 // prints { files, folders } for a test to read. Needs `npm run build` first.
 import { execFileSync, spawn } from 'node:child_process';
@@ -14,7 +14,6 @@ const dist = join(root, 'dist');
 const json = process.argv.includes('--json');
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-create-path-'));
 const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'store.sqlite')}`, PORT: '0', HOST: '127.0.0.1' };
-delete env.WORKERS;
 
 function post(port, token, id) {
   const body = JSON.stringify({ id, name: 'Fern' });

@@ -1,16 +1,15 @@
 // `npm run migration:generate -- Name`: after an entity changed, the migration that brings each
 // kind of store (SQLite, PostgreSQL) from the schema the existing migrations make to the
 // entities'. TypeORM's generator compares the entities with a live store, so each kind gets a
-// throwaway one, migrated first: `src/database/migrations/<kind>/<timestamp>-Name.ts`, listed in
-// the folder's index.ts, formatted.
+// throwaway one, migrated first: `src/database/migrations/<kind>/<timestamp>-Name.ts`, formatted;
+// the store runs every file of its folder.
 // PostgreSQL: POSTGRES_URL names a server to make the throwaway database on (default: this
 // machine's, user postgres).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { migrationIndex } from './migration-index.mjs';
 
 const name = process.argv[2];
 if (name === undefined || !/^[A-Z][A-Za-z0-9]*$/.test(name) || process.argv.length > 3) {
@@ -52,8 +51,6 @@ try {
     for (const file of readdirSync(`src/database/migrations/${kind}`)) {
       if (!before.has(file)) written.push(`src/database/migrations/${kind}/${file}`);
     }
-    writeFileSync(`src/database/migrations/${kind}/index.ts`, migrationIndex(`src/database/migrations/${kind}`));
-    written.push(`src/database/migrations/${kind}/index.ts`);
   }
   run('node_modules/.bin/prettier', ['--write', '--log-level', 'warn', ...written]);
   console.log(`written: ${written.join(', ')}`);

@@ -1,57 +1,68 @@
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/configuration';
-import { describeStore, holdServerLock, openStore, StoreOpenError } from './database/open-store';
+import { openStore, StoreOpenError, storeKind } from './database/open-store';
 import type { ServerLock } from './database/store-kind';
-import { attachEdge } from './edge/edge';
 import { ENTITIES } from './entities';
+import { createHttpServer, type Deadlines, DEADLINES } from './http/http-server';
+import { RequestGate } from './http/request-gate';
 import { nestLogger } from './observability/logger';
-import { DOCS_PATH, setupOpenApi } from './openapi/openapi';
+import { Metrics } from './observability/metrics';
+import { setupOpenApi } from './openapi/openapi';
 
-/**
- * The whole application, as the server runs it and as the e2e tests get it: the store opened
- * and migrated first (a StoreOpenError names DATABASE_URL and the cause), then Nest on Express,
- * then the edge around its HTTP server. Nest's own JSON parser stays off: it would round ids
- * above 2^53 before any pipe could see them (see JsonBodyPipe).
- */
-export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
+/** The store opened and migrated, Nest on Express (its JSON parser off), the log line and gate, the HTTP server over it. */
+export async function createApp(
+  config: AppConfig,
+  logger: Logger,
+  deadlines: Deadlines = DEADLINES,
+): Promise<{ app: NestExpressApplication; server: Server }> {
+  const kind = storeKind(config.database);
+  const where = kind.describe(config.database);
   const dataSource = await openStore(config.database, ENTITIES, 'server', {
     migrated: (names) =>
       logger.info(
         { context: 'Store', migrationsApplied: names },
-        `opened the ${describeStore(config.database)}; ${names.length === 0 ? 'no migration to apply' : `applied ${names.join(', ')}`}`,
+        `opened the ${where}; ${names.length === 0 ? 'no migration to apply' : `applied ${names.join(', ')}`}`,
       ),
   });
   // Held while the app runs, so that an operator's revert refuses to run beside it.
   let serverLock: ServerLock;
   try {
-    serverLock = await holdServerLock(config.database);
+    serverLock = await kind.holdServerLock(config.database);
   } catch (error) {
     await dataSource.destroy().catch(() => undefined);
-    throw new StoreOpenError(describeStore(config.database), error);
+    throw new StoreOpenError(where, error);
   }
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
     .set('case sensitive routing', true)
     .set('strict routing', true)
-    .set('trust proxy', config.trustProxy);
+    .set('trust proxy', config.trustProxy)
+    .disable('x-powered-by')
+    .set('etag', false);
+  let app: NestExpressApplication | undefined;
   try {
-    const app = await NestFactory.create<NestExpressApplication>(
+    app = await NestFactory.create<NestExpressApplication>(
       AppModule.forRoot(config, logger, dataSource, serverLock),
       new ExpressAdapter(instance),
       { bodyParser: false, logger: nestLogger(logger), abortOnError: false },
     );
-    app.disable('x-powered-by');
-    app.set('etag', false);
+    const gate = app.get(RequestGate);
+    app.use(gate.use);
     setupOpenApi(app);
-    attachEdge(app, DOCS_PATH);
-    return app;
+    await app.init();
+    const server = createHttpServer(instance, gate, { logger, metrics: app.get(Metrics) }, deadlines);
+    return { app, server };
   } catch (error) {
-    await serverLock.release();
-    await dataSource.destroy().catch(() => undefined);
+    if (app !== undefined) await app.close().catch(() => undefined);
+    else {
+      await serverLock.release();
+      await dataSource.destroy().catch(() => undefined);
+    }
     throw error;
   }
 }

@@ -3,15 +3,14 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 
 /**
  * The layers of `src/`, lowest first: a module may import from its own layer and those below,
- * never from one above. The application's files (AppModule, createApp, the server, the
- * commands) sit on top and may import anything.
+ * never from one above. The application's files (AppModule, createApp, main, the commands) sit on top and may import anything.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['config', 'net', 'node-version.ts', 'compile-cache.ts'],
+  ['config', 'node-version.ts'],
   ['errors', 'observability'],
-  ['database', 'edge', 'http'],
+  ['database', 'http'],
   ['auth', 'rate-limit', 'plants', 'health'],
-  ['openapi', 'fast-path'],
+  ['openapi'],
 ];
 
 const SRC = __dirname;

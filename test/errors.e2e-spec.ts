@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
 import request from 'supertest';
 import { ERROR_CODES, ErrorCode } from '../src/errors/error-codes';
@@ -199,8 +198,7 @@ describe('failures', () => {
   describe('answered below the framework', () => {
     let port: number;
     beforeAll(async () => {
-      await t.app.listen(0, '127.0.0.1');
-      port = (t.server.address() as AddressInfo).port;
+      port = await t.listen();
     });
 
     answers(ErrorCode.RequestHeaderFieldsTooLarge)('431: answers oversized headers with the Error body', async () => {

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
-import { StoreUnavailableError } from '../src/errors/store-unavailable.error';
+import { StoreUnavailableError } from '../src/errors/api-error';
 import { Metrics } from '../src/observability/metrics';
 import { startTestApp, type TestApp } from './support/app';
 

@@ -2,12 +2,12 @@ import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
 import { openStore } from '../src/database/open-store';
 import { StoreOutage } from '../src/database/store-outage';
-import { chooseStore } from '../src/database/store-provider';
-import type { Outcome } from '../src/plants/create-outcome';
+import { chooseStore } from '../src/database/database.module';
+import type { Outcome } from '../src/plants/plant-store';
 import type { PlantEntity } from '../src/plants/plant.entity';
 import type { PlantStore } from '../src/plants/plant-store';
 import { plantRow } from '../src/plants/plants.service';
-import { PLANT_STORES } from '../src/plants/stores/plant-stores';
+import { PLANT_STORES } from '../src/plants/plants.module';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { ENTITIES } from '../src/entities';
 

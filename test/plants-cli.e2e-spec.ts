@@ -1,7 +1,6 @@
 /**
  * @slow 16 s: runs the command as a process for each of its cases
  */
-import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,14 +8,11 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { StoreOutage } from '../src/database/store-outage';
 import { parseDatabaseUrl } from '../src/config/configuration';
-import { chooseStore } from '../src/database/store-provider';
-import { PLANT_STORES } from '../src/plants/stores/plant-stores';
+import { chooseStore } from '../src/database/database.module';
+import { PLANT_STORES } from '../src/plants/plants.module';
 import { startTestApp, type TestApp } from './support/app';
 import { freshDatabase } from './support/databases';
 import { type Finished, run } from './support/spawn';
-
-// Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
-jest.setTimeout(60_000);
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 
@@ -61,7 +57,7 @@ describe('npm run plants -- export', () => {
     expect(result.stdout.trim().split('\n')).toEqual(
       ids.map((id, i) => `{"id":${id},"name":"export ${i}"${i % 2 === 0 ? ',"tag":"even"' : ''}}`),
     );
-  }, 60_000);
+  });
 
   it('reads in pages, so every plant comes out once however the pages fall', async () => {
     const store = chooseStore(PLANT_STORES, parseDatabaseUrl(t.databaseUrl).type, t.dataSource, new StoreOutage());
@@ -84,7 +80,7 @@ describe('npm run plants -- export', () => {
     const wrong = await plants('import', 'a', 'b');
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/usage/);
-  }, 60_000);
+  });
 
   it('imports what export printed into another store, exactly, and again as a no-op', async () => {
     const exported = await plants('export');
@@ -108,7 +104,7 @@ describe('npm run plants -- export', () => {
       await other.drop();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 
   it('skips, and reports by line, a different plant under a taken id and a line that is no plant; exit 1', async () => {
     const before = (await plants('export')).stdout;
@@ -145,7 +141,7 @@ describe('npm run plants -- export', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 
   it('imports from standard input with -', async () => {
     const other = await freshDatabase();

@@ -1,4 +1,3 @@
-import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,14 +8,11 @@ import { startTestApp } from './support/app';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { startServer, stopServer } from './support/server-process';
 import { run } from './support/spawn';
-import { MIGRATIONS } from '../src/database/migrations/sqlite';
-
-// Each test spawns the CLI (a whole Node process), which a busy machine can make slow.
-jest.setTimeout(60_000);
+import { migrationNames } from './support/migrations';
 
 const ROOT = process.cwd();
 /** The migrations, in order: the same names for both kinds of store (migrations.spec holds it). */
-const NAMES = MIGRATIONS.map((Migration) => new Migration().name ?? Migration.name);
+const NAMES = migrationNames();
 const ALL = NAMES.join(', ');
 
 /**
@@ -69,7 +65,7 @@ describe('node dist/cli/store.js', () => {
     const nothing = await store('revert');
     expect(nothing.code).toBe(2);
     expect(nothing.stderr).toMatch(/^store: .+ has no migration to revert\n$/);
-  }, 60_000);
+  });
 
   it('refuses to revert a migration whose tables hold rows, saying what would be lost, unless told --drop-data', async () => {
     expect((await store('migrate')).code).toBe(0);
@@ -185,7 +181,7 @@ describe('node dist/cli/store.js', () => {
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 
   (testStoreKind() === 'sqlite' ? it : it.skip)(
     'leaves nothing behind when the disk fills up during a backup: one line, exit 1',

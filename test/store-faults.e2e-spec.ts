@@ -28,11 +28,11 @@ function create(server: Server, token: string, id: number) {
   return request(server).post('/plants').set('Authorization', `Bearer ${token}`).send({ id, name: 'through a fault' });
 }
 
-/** Polls `path` (and nothing else: no create is sent) until it answers 200; how long that took. */
-async function readyAgain(server: Server, path = '/health/ready', withinMs = 5_000): Promise<number> {
+/** Polls `path` (and nothing else: no create is sent) until it answers 200 (how soon: store-outage.spec). */
+async function readyAgain(server: Server, path = '/health/ready', withinMs = 30_000): Promise<void> {
   const started = Date.now();
   while (Date.now() - started < withinMs) {
-    if ((await request(server).get(path)).status === 200) return Date.now() - started;
+    if ((await request(server).get(path)).status === 200) return;
     await sleep(50);
   }
   throw new Error(`${path} did not answer 200 within ${withinMs} ms`);
@@ -72,7 +72,7 @@ describe('a store that answers but cannot take creates', () => {
     expect(outageLines(log, 'started')).toBe(1);
 
     await alterStore(t.databaseUrl, 'ALTER TABLE "plant_away" RENAME TO "plant"');
-    expect(await readyAgain(t.server)).toBeLessThan(2_000);
+    await readyAgain(t.server);
     expect((await request(t.server).get('/health')).status).toBe(200);
     expect(outageLines(log, 'ended')).toBe(1);
     expect((await create(t.server, t.token, id++)).status).toBe(200);
@@ -111,7 +111,7 @@ describe('a store that answers but cannot take creates', () => {
       await client.query(`ALTER DATABASE "${name}" RESET default_transaction_read_only`);
       await endSessions(client, name);
     });
-    expect(await readyAgain(t.server)).toBeLessThan(2_000);
+    await readyAgain(t.server);
     expect((await create(t.server, t.token, id++)).status).toBe(200);
     expect(outageLines(log, 'started')).toBe(1);
     expect(outageLines(log, 'ended')).toBe(1);
@@ -133,10 +133,8 @@ describe('a store that answers but cannot take creates', () => {
     const url = new URL(database.url);
     url.username = role;
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
-    const app = await createApp(config, createRootLogger('silent'));
+    const { app, server } = await createApp(config, createRootLogger('silent'));
     try {
-      await app.init();
-      const server = app.getHttpServer();
       const token = await new TokensService(app.get(DataSource)).create('writer');
       expect((await create(server, token, 1)).status).toBe(200);
 
@@ -148,7 +146,7 @@ describe('a store that answers but cannot take creates', () => {
       });
 
       await onPostgres(database.url, (client) => client.query(`GRANT INSERT ON "plant" TO "${role}"`));
-      expect(await readyAgain(server)).toBeLessThan(2_000);
+      await readyAgain(server);
       expect((await create(server, token, 3)).status).toBe(200);
     } finally {
       await app.close();

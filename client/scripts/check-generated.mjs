@@ -1,4 +1,5 @@
-// CI: the committed types must be what the generator makes of the committed OpenAPI document.
+// The committed types must be what the generator makes of the committed OpenAPI document
+// (client/test/generated.spec.ts runs this in npm test).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ try {
   const committed = readFileSync(new URL('../src/generated/plant-store.ts', import.meta.url), 'utf8');
   if (readFileSync(fresh, 'utf8') !== committed) {
     console.error(
-      'client/src/generated/plant-store.ts is out of date with openapi/plant-store.openapi.json: run `npm run generate -w client`',
+      'client/src/generated/plant-store.ts is not what openapi/plant-store.openapi.json makes: run npm run generate',
     );
     process.exit(1);
   }

@@ -9,8 +9,6 @@ import { run } from '../../test/support/spawn.js';
 import { createToken, type ServerProcess, startServer, stopServer } from '../../test/support/server-process.js';
 import { createClient, type NewPlant, PlantStoreError } from '../src/index.js';
 
-jest.setTimeout(60_000);
-
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 
 /** What the store holds, read back through `plants export` (exact ids, as text). */

@@ -1,6 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-/** An operator-issued API token. Only the SHA-256 of the secret is ever stored. */
 @Entity({ name: 'api_token' })
 export class ApiTokenEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
@@ -9,7 +8,6 @@ export class ApiTokenEntity {
   @Column({ type: 'varchar', length: 100, unique: true })
   name!: string;
 
-  /** Lower-case hex SHA-256 of the whole token string (`pst_…`). */
   @Column({ name: 'token_hash', type: 'varchar', length: 64, unique: true })
   tokenHash!: string;
 

@@ -30,7 +30,7 @@ function token(store: CountingStore, name: string): string {
 describe('BearerStrategy, one turn of the event loop', () => {
   it('reads a token once for every request of the turn that carries it, and again the next turn', async () => {
     const store = new CountingStore(false);
-    const strategy = new BearerStrategy(store, Metrics.off());
+    const strategy = new BearerStrategy(store, new Metrics(false));
     const alice = token(store, 'alice');
     const answers = await Promise.all([alice, alice, alice].map((secret) => strategy.validate(secret)));
     expect(answers).toEqual([{ tokenName: 'alice' }, { tokenName: 'alice' }, { tokenName: 'alice' }]);
@@ -44,7 +44,7 @@ describe('BearerStrategy, one turn of the event loop', () => {
   it("reads each token at once on a store that does not gather, and a turn's tokens in one read on one that does", async () => {
     for (const gathers of [false, true]) {
       const store = new CountingStore(gathers);
-      const strategy = new BearerStrategy(store, Metrics.off());
+      const strategy = new BearerStrategy(store, new Metrics(false));
       const secrets = [token(store, 'a'), token(store, 'b'), token(store, 'c')];
       await Promise.all(secrets.map((secret) => strategy.validate(secret)));
       expect(store.reads).toEqual(gathers ? [secrets.map(hashToken)] : secrets.map((secret) => [hashToken(secret)]));

@@ -1,7 +1,3 @@
-/**
- * Bearer authentication: the passport strategy that checks a token against the store, and the
- * guard, global, that runs it on every route not marked `@Public()`.
- */
 import { createHash, randomBytes } from 'node:crypto';
 import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -9,33 +5,27 @@ import { AuthGuard, PassportStrategy } from '@nestjs/passport';
 import DataLoader from 'dataloader';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
+import { ApiError } from '../errors/api-error';
+import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
 import { traced, tracing } from '../observability/tracing';
 import { IS_PUBLIC_KEY } from './public.decorator';
 import { type TokenRecord, TokenStore } from './token-store';
-import { asError, unauthorized } from './unauthorized';
 
 export const TOKEN_PREFIX = 'pst_';
-/** `pst_` + 43 base64url characters: 32 random bytes. */
 export const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
+export const REALM = 'plant-store';
 
 export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/**
- * What the store keeps instead of the token: lower-case hex SHA-256. A request's token is found
- * by looking its hash up (an index probe), never by comparing secrets, so how long a refusal
- * takes depends on the hash, which an attacker cannot steer towards a stored one.
- */
+/** A token is found by its hash (an index probe), never by comparing secrets: a refusal's timing tells nothing. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/**
- * RFC 6750 §2.1 (`"Bearer" 1*SP b64token`) allows one or more spaces after the scheme;
- * passport-http-bearer splits the header on single spaces and refuses anything but two parts.
- */
+/** RFC 6750 allows several spaces after the scheme; passport-http-bearer splits on one. */
 function oneSpaceAfterScheme(header: string | undefined): string | undefined {
   return header?.includes('  ') === true ? header.replace(/^(\S+) +/, '$1 ') : header;
 }
@@ -45,20 +35,12 @@ export interface AuthenticatedClient {
 }
 
 /**
- * `passport-http-bearer` on our token store. The strategy also looks for `access_token` in the
- * query string and the body; the contract allows the header only, so it is shown a request
- * that has nothing but the Authorization header.
+ * passport-http-bearer, shown only the Authorization header. Requests of one event-loop turn with
+ * the same token share one read; nothing is kept past the turn, so a revocation counts at once.
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
-  /**
-   * This turn's look-ups, by token: the requests of one turn of the event loop that carry the
-   * same token share one hash and one read of the store, and on a store that gathers a turn
-   * (TokenStore.gathersATurn) every token of the turn shares one read. Nothing is kept past the
-   * turn, so a revocation by any process on the same store counts from the next turn on.
-   */
   private readonly thisTurn: DataLoader<string, TokenRecord | undefined>;
-  /** Whether this turn's look-ups are already to be forgotten once it ends. */
   private clearing = false;
 
   constructor(
@@ -73,7 +55,6 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
           const found = await tokens.findByHashes(hashes);
           return hashes.map((hash) => found.get(hash));
         };
-        // Traced once per read: a span per request that shares it would cost as much as the read.
         return tracing.on ? traced('token lookup', lookUp) : lookUp();
       },
       {
@@ -83,7 +64,6 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     );
   }
 
-  /** The active token with this secret, or false. */
   async validate(token: string): Promise<AuthenticatedClient | false> {
     if (!TOKEN_PATTERN.test(token)) {
       this.metrics.tokenLookedUp('invalid');
@@ -117,20 +97,27 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   override authenticate(req: Request, options?: object): void {
-    const headerOnly = { headers: { authorization: oneSpaceAfterScheme(req.headers.authorization) } } as Request;
-    super.authenticate(headerOnly, options);
+    super.authenticate(
+      { headers: { authorization: oneSpaceAfterScheme(req.headers.authorization) } } as Request,
+      options,
+    );
   }
 }
 
-/**
- * Deny by default: every route needs a valid bearer token (the `bearer` passport strategy,
- * BearerStrategy) unless marked `@Public()`. A missing or wrong token is the contract's 401,
- * saying what was wrong; a store that fails while the token is checked is not the client's
- * fault, so its error goes on to the exception filter as it is (503).
- *
- * @nestjs/passport's AuthGuard, as its documentation extends it. With FAST_PATH on,
- * `FastBearerAuthGuard` (src/fast-path) stands in for it, held to it by a property test.
- */
+/** The 401 for a request passport turned away, saying what was wrong with what it sent. */
+export function unauthorized(request: Request): ApiError {
+  const header = request.headers.authorization?.trim() ?? '';
+  const sentBearer = /^bearer\s+\S/i.test(header);
+  let message = 'Invalid or revoked token';
+  if (header === '') message = 'Missing credentials: send Authorization: Bearer <token>';
+  else if (/^bearer$/i.test(header))
+    message = 'Missing token: the Authorization header says Bearer but carries no token';
+  else if (!sentBearer) message = 'Unsupported authorization scheme: use Authorization: Bearer <token>';
+  const challenge = sentBearer ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
+  return new ApiError(ErrorCode.Unauthorized, message, { 'WWW-Authenticate': challenge });
+}
+
+/** Deny by default; `@Public()` opts out. A store failing during the check is answered as it is (503). */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
   constructor(private readonly reflector: Reflector) {
@@ -138,21 +125,15 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
   }
 
   override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic === true) return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, targets) === true) return true;
     return super.canActivate(context) as Promise<boolean>;
   }
 
-  override handleRequest<Client>(
-    error: unknown,
-    client: Client | false,
-    _info: unknown,
-    context: ExecutionContext,
-  ): Client {
-    if (error !== null && error !== undefined) throw asError(error);
+  override handleRequest<Client>(error: unknown, client: Client | false, _info: unknown, context: ExecutionContext) {
+    if (error !== null && error !== undefined) {
+      throw error instanceof Error ? error : new Error('token check failed', { cause: error });
+    }
     if (client === false || client === null || client === undefined) {
       throw unauthorized(context.switchToHttp().getRequest<Request>());
     }

@@ -1,21 +1,76 @@
+import type Database from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import type { StoreImplementations } from '../database/database.module';
+import { boundedQuery, postgresFailure, withPooledClient } from '../database/postgres/connection';
+import { nativeSqlite, sqliteFailure } from '../database/sqlite/handle';
+import type { StoreOutage } from '../database/store-outage';
+
 export interface TokenRecord {
   name: string;
   revokedAt: string | null;
 }
 
-/**
- * The look-up every authenticated request makes, and the DI token for it: one implementation
- * per store (`stores/`), chosen once at module wiring (storeProvider). Failures of the store
- * reject with StoreUnavailableError. BearerStrategy decides how a turn's look-ups share reads;
- * the store says only how it reads best.
- */
 export abstract class TokenStore {
-  /**
-   * Whether look-ups are best gathered over a turn of the event loop into one read (a round trip
-   * to a server), rather than each read at once (an index probe in a local file).
-   */
+  /** Whether a turn's look-ups are best gathered into one read (a round trip to a server). */
   abstract readonly gathersATurn: boolean;
-
-  /** The tokens whose SHA-256 is among `hashes`, revoked or not; a hash with none is left out. */
   abstract findByHashes(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>>;
 }
+
+/** An index probe on the shared handle as each request arrives: in WAL mode a read never waits. */
+export class SqliteTokenStore implements TokenStore {
+  readonly gathersATurn = false;
+  private readonly lookup: Database.Statement<[string], TokenRecord>;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly outage: StoreOutage,
+  ) {
+    this.lookup = nativeSqlite(dataSource).prepare(
+      'SELECT "name", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" = ?',
+    );
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- a failure rejects, as on PostgreSQL
+  async findByHashes(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
+    const found = new Map<string, TokenRecord>();
+    try {
+      for (const hash of hashes) {
+        const record = this.lookup.get(hash);
+        if (record !== undefined) found.set(hash, record);
+      }
+    } catch (error) {
+      throw this.outage.report(sqliteFailure(error));
+    }
+    return found;
+  }
+}
+
+const LOOKUP =
+  'SELECT "token_hash" AS "hash", "name", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" = ANY($1::text[])';
+
+/** A turn's look-ups in one bounded statement: one round trip for all of them. */
+export class PostgresTokenStore implements TokenStore {
+  readonly gathersATurn = true;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outage: StoreOutage,
+  ) {}
+
+  async findByHashes(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
+    const epoch = this.outage.epoch;
+    try {
+      return await withPooledClient(this.dataSource, async (client) => {
+        const result = await boundedQuery<TokenRecord & { hash: string }>(client, { text: LOOKUP, values: [hashes] });
+        return new Map(result.rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
+      });
+    } catch (error) {
+      throw this.outage.report(postgresFailure(error), epoch);
+    }
+  }
+}
+
+export const TOKEN_STORES: StoreImplementations<TokenStore> = {
+  sqlite: SqliteTokenStore,
+  postgres: PostgresTokenStore,
+};

@@ -2,28 +2,18 @@ import { type DataSource, IsNull, type Repository } from 'typeorm';
 import { ApiTokenEntity } from './api-token.entity';
 import { generateToken, hashToken } from './bearer-auth';
 
-export interface TokenSummary {
-  name: string;
-  createdAt: string;
-  state: 'active' | 'revoked';
-  revokedAt: string | null;
-}
+/** What `list` shows of a token: never its hash. */
+export type TokenSummary = Pick<ApiTokenEntity, 'name' | 'createdAt' | 'revokedAt'>;
 
 export type RevokeResult = { outcome: 'revoked'; at: string } | { outcome: 'already-revoked'; at: string };
 
-/** A bad token name or a name in use; the message is the operator's one line. */
 export class TokenNameError extends Error {}
 
-/** Token names: what `npm run token -- create` accepts (and docs/operations.md says). */
 export const TOKEN_NAME_RULE =
   '1 to 100 characters of letters, digits, ".", "_", "@" or "-", starting with a letter or digit';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
-/**
- * The operator's token commands: issue, list, revoke. A plain class over a DataSource, so the
- * command line uses it without booting Nest. (Requests are checked by the TokenStore.) Each
- * command is one transaction: on PostgreSQL that is what bounds its statements and lock waits.
- */
+/** The operator's token commands over a DataSource, without Nest; each one transaction, which bounds it on PostgreSQL. */
 export class TokensService {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -51,14 +41,9 @@ export class TokensService {
     return token;
   }
 
-  async list(): Promise<TokenSummary[]> {
-    const rows = await this.inTransaction((tokens) => tokens.find({ order: { id: 'ASC' } }));
-    return rows.map((row) => ({
-      name: row.name,
-      createdAt: row.createdAt,
-      state: row.revokedAt === null ? 'active' : 'revoked',
-      revokedAt: row.revokedAt,
-    }));
+  list(): Promise<TokenSummary[]> {
+    const select = { name: true, createdAt: true, revokedAt: true } as const;
+    return this.inTransaction((tokens) => tokens.find({ select, order: { id: 'ASC' } }));
   }
 
   /** Undefined when no token has that name. Revoking twice keeps the first time. */

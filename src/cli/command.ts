@@ -5,59 +5,33 @@ import { StoreCommandError, StoreCommandFailure, StoreOpenError } from '../datab
 /** A mistake in how a command was called: its message is printed, and the exit code is 2. */
 export class UsageError extends Error {}
 
-/** Errors whose message is the whole story for the operator (no stack). */
 export class OperatorError extends Error {}
 
-/** The store settings, read the way the server reads them (environment over `.env`). */
 export function commandConfig() {
   return loadConfig(readEnvironment());
 }
 
-/**
- * Whether this process was started with its standard output closed (`>&-`). Node never lets a
- * process run with fd 1 closed: it opens /dev/null in its place, read-write, where a shell's
- * `> /dev/null` opens it write-only; so on Linux the two can be told apart by the descriptor's
- * flags. Elsewhere (no /proc), false.
- */
+/** Started with stdout closed (`>&-`): Node opens /dev/null read-write in its place, a shell's `>` opens it write-only. */
 export function standardOutputClosed(): boolean {
   try {
     if (readlinkSync('/proc/self/fd/1') !== '/dev/null') return false;
-    const flags = standardOutputFlags();
-    return flags !== undefined && (flags & 0o3) === 0o2; // O_ACCMODE is O_RDWR
+    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
+    return flags !== undefined && (parseInt(flags, 8) & 0o3) === 0o2; // O_ACCMODE is O_RDWR
   } catch {
     return false;
-  }
-}
-
-/** The open(2) flags of this process's standard output, from /proc (Linux); undefined elsewhere. */
-export function standardOutputFlags(): number | undefined {
-  try {
-    const flags = /^flags:\s*(\d+)$/m.exec(readFileSync('/proc/self/fdinfo/1', 'utf8'))?.[1];
-    return flags === undefined ? undefined : parseInt(flags, 8);
-  } catch {
-    return undefined;
   }
 }
 
 /** The exit code of a command whose reader went away (`| head -1`): as if killed by SIGPIPE. */
 export const BROKEN_PIPE_EXIT = 128 + 13;
 
-/**
- * Ends the process with `code` once everything written to stdout has left. `process.exit`
- * alone drops what is still queued for a pipe or socket whose reader is slower than the command
- * (a file or a terminal is written at once).
- */
+/** `process.exit` alone drops what is still queued for a slow pipe. */
 function exitAfterStdout(code: number): void {
   process.exitCode = code;
   process.stdout.write('', () => process.exit(code));
 }
 
-/**
- * Runs an operator command: exit 0 on success, 2 for a mistake in what was asked (usage, a bad
- * or unknown name), 1 for anything else (the store, the unexpected); one line on stderr says
- * why, with a stack only for the unexpected. A reader of stdout that goes away before the end
- * ends the command quietly, with BROKEN_PIPE_EXIT.
- */
+/** Exit 0, 2 for a mistake in what was asked, 1 for anything else, with one line on stderr; a closed stdout ends it quietly. */
 export function runCommand(name: string, main: () => Promise<void>): void {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(BROKEN_PIPE_EXIT);

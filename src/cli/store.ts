@@ -1,46 +1,25 @@
-/**
- * Operator commands for the store itself, on the same store as the server (DATABASE_URL); they
- * run from the build, so they work where dev dependencies are not installed:
- *   node dist/cli/store.js status    (or npm run store -- status)
- *   node dist/cli/store.js migrate
- *   node dist/cli/store.js revert [--drop-data]
- *   node dist/cli/store.js backup FILE
- */
+/** `node dist/cli/store.js status | migrate | revert [--drop-data] | backup FILE`, from the build: no dev dependencies needed. */
 import '../node-version';
-import '../compile-cache';
 import 'reflect-metadata';
 import type { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
-import {
-  applyPendingMigrations,
-  backupStore,
-  describeStore,
-  type Dropped,
-  lostByRevert,
-  migrationStatus,
-  openStore,
-  revertLastMigration,
-} from '../database/open-store';
+import { type Dropped, lostByRevert, migrationStatus, openStore, storeKind } from '../database/open-store';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 import { ENTITIES } from '../entities';
 
 const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <command>)
 
-  status    the store DATABASE_URL names, and its applied and pending migrations
-  migrate   apply the pending migrations (the server also does this when it starts)
-  revert [--drop-data]
-            revert the last applied migration (before running the version before it); when
-            that would drop a table that holds rows or a column that holds values, it says how
-            many and changes nothing, unless --drop-data says to throw them away
-  backup FILE
-            SQLite: copy the store, while the server runs, to FILE (new, owner-only);
-            PostgreSQL: says how to use pg_dump
+  status                the store DATABASE_URL names, its applied and pending migrations
+  migrate               apply the pending migrations (a starting server does this too)
+  revert [--drop-data]  revert the last applied migration; where that would drop rows or values,
+                        say how many and change nothing, unless --drop-data throws them away
+  backup FILE           SQLite: copy the store, while it serves, to FILE (new, owner-only);
+                        PostgreSQL: say how to use pg_dump
 
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
 const list = (names: readonly string[]): string => (names.length === 0 ? 'none' : names.join(', '));
 
-/** The operator's explicit word that a revert may throw rows away. */
 const DROP_DATA = '--drop-data';
 
 /** `plant (2 rows)`, or for a column of a table that stays, `plant.note (1 value)`. */
@@ -49,7 +28,6 @@ function describeDropped({ table, column, count }: Dropped): string {
   return `${column === undefined ? table : `${table}.${column}`} (${count} ${count === 1 ? unit : `${unit}s`})`;
 }
 
-/** Opens the store without migrating it, for `work`; `anyVersion`: even one ahead of this version. */
 async function withStore(
   database: DatabaseConfig,
   work: (dataSource: DataSource) => Promise<void>,
@@ -65,18 +43,15 @@ async function withStore(
 
 async function main(args: readonly string[]): Promise<void> {
   const [command, ...rest] = args;
-  if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+  if (['--help', '-h', 'help'].includes(command)) return void process.stdout.write(`${USAGE}\n`);
   const arity: Record<string, number> = { status: 0, migrate: 0, revert: 0, backup: 1 };
   const dropData = command === 'revert' && rest.length === 1 && rest[0] === DROP_DATA;
   if (command === undefined || arity[command] !== rest.length - (dropData ? 1 : 0)) throw new UsageError(USAGE);
   const { database } = commandConfig();
-  const where = describeStore(database);
+  const kind = storeKind(database);
+  const where = kind.describe(database);
 
   if (command === 'status') {
-    // Any store, even one a newer version migrated: looking is what an operator does first.
     await withStore(
       database,
       async (dataSource) => {
@@ -90,19 +65,19 @@ async function main(args: readonly string[]): Promise<void> {
   } else if (command === 'migrate') {
     await withStore(database, async (dataSource) => {
       const { pending } = await migrationStatus(dataSource);
-      await applyPendingMigrations(database, dataSource);
+      await kind.migrate(dataSource, database);
       process.stdout.write(`store: ${where}\napplied now: ${list(pending)}\n`);
     });
   } else if (command === 'backup') {
     await withStore(database, async (dataSource) => {
-      await backupStore(database, dataSource, rest[0]);
+      await kind.backup(dataSource, rest[0]);
       process.stdout.write(`store: ${where}\nbacked up to: ${rest[0]}\n`);
     });
   } else {
     await withStore(database, async (dataSource) => {
       let reverted = '';
       let dropped: Dropped[] = [];
-      await revertLastMigration(database, dataSource, async (runner) => {
+      await kind.revert(dataSource, database, async (runner) => {
         const lost = await lostByRevert(dataSource, runner);
         if (lost === undefined) throw new OperatorError(`${where} has no migration to revert`);
         reverted = lost.migration;

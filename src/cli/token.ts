@@ -1,9 +1,5 @@
-/**
- * Operator commands for API tokens, on the same store as the server (DATABASE_URL).
- * It runs pending migrations first, so it works on a fresh store and while the server runs.
- */
+/** Token commands; pending migrations run first, so they work on a fresh store and beside the server. */
 import '../node-version';
-import '../compile-cache';
 import 'reflect-metadata';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
 import { openStore } from '../database/open-store';
@@ -21,11 +17,8 @@ The store is the server's: DATABASE_URL, from the environment or .env.`;
 
 async function main(args: readonly string[]): Promise<void> {
   const [command, name, ...rest] = args;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    if (command === undefined) throw new UsageError(USAGE);
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+  if (command === undefined) throw new UsageError(USAGE);
+  if (['--help', '-h', 'help'].includes(command)) return void process.stdout.write(`${USAGE}\n`);
   const needsName = command === 'create' || command === 'revoke';
   if (!['create', 'list', 'revoke'].includes(command)) throw new UsageError(`unknown command "${command}"\n${USAGE}`);
   if ((needsName && (name === undefined || rest.length > 0)) || (!needsName && name !== undefined)) {
@@ -65,7 +58,7 @@ async function main(args: readonly string[]): Promise<void> {
       const rows = await tokens.list();
       if (rows.length === 0) out('No tokens yet. Create one with: npm run token -- create <name>');
       for (const row of rows) {
-        const state = row.state === 'revoked' ? `revoked ${row.revokedAt ?? ''}` : 'active';
+        const state = row.revokedAt === null ? 'active' : `revoked ${row.revokedAt}`;
         out(`${row.name}\t${row.createdAt}\t${state}`);
       }
     }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, parseDatabaseUrl } from './configuration';
+import { ConfigError, FAST_PATH_RETIRED, loadConfig, parseDatabaseUrl } from './configuration';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -13,11 +13,10 @@ describe('loadConfig', () => {
       bodyLimit: 100 * 1024,
       logLevel: 'info',
       logFormat: 'auto',
-      workers: 1,
       trustProxy: false,
       shutdownDelayMs: 0,
       maxInFlight: 4096,
-      fastPath: true,
+      retired: [],
     });
     expect(config.metrics).toBeUndefined();
   });
@@ -30,7 +29,7 @@ describe('loadConfig', () => {
       BODY_LIMIT: '1mb',
       LOG_LEVEL: 'WARN',
       LOG_FORMAT: 'json',
-      WORKERS: '2',
+      WORKERS: '1',
       RATE_LIMIT: '60',
       RATE_LIMIT_REDIS_URL: 'redis://cache:6379',
       METRICS_PORT: '9464',
@@ -39,7 +38,7 @@ describe('loadConfig', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       SHUTDOWN_DELAY: '5',
       MAX_IN_FLIGHT: '64',
-      FAST_PATH: 'OFF',
+      FAST_PATH: 'off',
     });
     expect(config).toEqual({
       port: 8080,
@@ -48,17 +47,22 @@ describe('loadConfig', () => {
       bodyLimit: 1024 * 1024,
       logLevel: 'warn',
       logFormat: 'json',
-      workers: 2,
       rateLimit: { perMinute: 60, counts: { redisUrl: 'redis://cache:6379' } },
       metrics: { port: 9464, host: '0.0.0.0' },
       trustProxy: 'loopback, 10.0.0.0/8',
       tracing: { endpoint: 'http://collector:4318', serviceName: 'plant-store' },
       shutdownDelayMs: 5000,
       maxInFlight: 64,
-      fastPath: false,
+      retired: [FAST_PATH_RETIRED],
     });
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ SHUTDOWN_DELAY: '0.25' }).shutdownDelayMs).toBe(250);
+  });
+
+  it('stops a start with WORKERS above 1, saying what to run instead', () => {
+    expect(() => loadConfig({ WORKERS: '4' })).toThrow(
+      /^WORKERS is 4, but the cluster is gone: each instance is one process; for more cores or machines, run more instances behind the proxy/,
+    );
   });
 
   it.each([
@@ -76,7 +80,7 @@ describe('loadConfig', () => {
     [{ BODY_LIMIT: '0' }, 'BODY_LIMIT'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ WORKERS: '0' }, 'WORKERS'],
-    [{ FAST_PATH: 'fast' }, 'FAST_PATH'],
+    [{ WORKERS: '2' }, 'WORKERS'],
     [{ RATE_LIMIT_REDIS_URL: 'localhost:6379' }, 'RATE_LIMIT_REDIS_URL'],
     [{ WORKERS: 'many' }, 'WORKERS'],
     [{ LOG_FORMAT: 'xml' }, 'LOG_FORMAT'],

@@ -5,24 +5,10 @@ import proxyaddr from 'proxy-addr';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
-/**
- * A variable's rule, stated as its error says it (`PORT must be …, got "http"`): a predicate, as
- * no built-in validator quotes the value and the rule in an operator's words.
- */
-function Rule(valid: (value: string) => boolean, rule: string): PropertyDecorator {
+/** A variable's rule: what its refusal says (`PORT must be …, got "http"`), or undefined when valid. */
+function Rule(refusal: (value: string) => string | undefined): PropertyDecorator {
   return ValidateBy({
     name: 'rule',
-    validator: {
-      validate: (value: unknown) => typeof value === 'string' && valid(value),
-      defaultMessage: (args?: ValidationArguments) => `${rule}, got "${String(args?.value)}"`,
-    },
-  });
-}
-
-/** A rule whose refusal says more than the rule: `refusal` is the message, or undefined when valid. */
-function Refusal(refusal: (value: string) => string | undefined): PropertyDecorator {
-  return ValidateBy({
-    name: 'refusal',
     validator: {
       validate: (value: unknown) => typeof value === 'string' && refusal(value) === undefined,
       defaultMessage: (args?: ValidationArguments) => refusal(String(args?.value)) ?? '',
@@ -30,23 +16,24 @@ function Refusal(refusal: (value: string) => string | undefined): PropertyDecora
   });
 }
 
-const optional =
-  (valid: (value: string) => boolean) =>
-  (value: string): boolean =>
-    value === '' || valid(value);
+type Check = (value: string) => boolean;
+const says = (valid: Check, rule: string) => (value: string) => (valid(value) ? undefined : `${rule}, got "${value}"`);
+const optional = (valid: Check) => (value: string) => value === '' || valid(value);
+const oneOf = (list: readonly string[]) =>
+  says((value) => list.includes(value.toLowerCase()), `must be one of ${list.join(', ')}`);
 
-const isPort = (value: string): boolean => /^\d{1,5}$/.test(value) && Number(value) <= 65535;
-
-/** In a range, written in decimal digits alone (no sign, exponent or fraction). */
-const isWhole = (digits: number, min: number, max: number) => (value: string) =>
-  new RegExp(`^\\d{1,${digits}}$`).test(value) && Number(value) >= min && Number(value) <= max;
-
+const isSeconds: Check = (value) => /^\d{1,4}(\.\d{1,3})?$/.test(value) && Number(value) <= 3600;
+const isPort: Check = (value) => /^\d{1,5}$/.test(value) && Number(value) <= 65535;
+const isWhole =
+  (digits: number, min: number, max: number): Check =>
+  (value) =>
+    new RegExp(`^\\d{1,${digits}}$`).test(value) && Number(value) >= min && Number(value) <= max;
 const hasProtocol =
-  (...protocols: string[]) =>
-  (value: string): boolean =>
+  (...protocols: string[]): Check =>
+  (value) =>
     protocols.includes(URL.parse(value)?.protocol ?? '');
 
-/** BODY_LIMIT in bytes: plain bytes, or a size such as 100kb; undefined if it is neither. */
+/** BODY_LIMIT in bytes: plain bytes, or a size such as 100kb. */
 export function bodyLimitBytes(value: string): number | undefined {
   const limit = /^\d+$/.test(value) ? Number(value) : bytes.parse(value);
   return limit !== null && Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
@@ -55,7 +42,6 @@ export function bodyLimitBytes(value: string): number | undefined {
 /** TRUST_PROXY as a number of proxy hops, rather than addresses and subnets. */
 export const isHopCount = (value: string): boolean => /^\d{1,2}$/.test(value);
 
-/** Why Express would refuse TRUST_PROXY (a number of hops, or addresses and subnets), or undefined. */
 function trustProxyRefusal(value: string): string | undefined {
   if (value === '' || isHopCount(value)) return undefined;
   try {
@@ -66,12 +52,10 @@ function trustProxyRefusal(value: string): string | undefined {
   }
 }
 
-/** Why DATABASE_URL names no store this service can open, or undefined. */
 export function databaseUrlRefusal(raw: string): string | undefined {
   if (raw.startsWith('sqlite:')) {
     const path = raw.slice('sqlite:'.length);
-    // `sqlite://data/x.sqlite` would be the absolute /data/x.sqlite here, and other ecosystems
-    // read `sqlite:///x` as relative and `sqlite:////x` as absolute: no guess is safe.
+    // Ecosystems disagree on what `sqlite://x` and `sqlite:///x` mean: no guess is safe.
     if (path.startsWith('//')) {
       return `"${raw}" is ambiguous; write sqlite:RELATIVE/PATH (from the working directory) or sqlite:/ABSOLUTE/PATH`;
     }
@@ -85,72 +69,56 @@ export function databaseUrlRefusal(raw: string): string | undefined {
   return `${scheme ? `has unsupported scheme "${scheme}:"` : 'has no scheme'}; use sqlite:PATH, sqlite::memory: or postgres://user:pass@host:5432/db`;
 }
 
-/**
- * Every variable the service reads, and its rule: the one schema of the environment, checked
- * once at start by class-validator (`loadConfig`), in this order, the first bad one named. A
- * value here is the variable's text, trimmed, or its default when unset or empty.
- */
+/** Every variable the service reads and its rule, checked once at start in this order. */
 export class EnvironmentVariables {
-  @Rule(isPort, 'must be a TCP port number from 0 to 65535')
+  @Rule(says(isPort, 'must be a TCP port number from 0 to 65535'))
   PORT!: string;
 
   HOST!: string;
 
-  @Refusal(databaseUrlRefusal)
+  @Rule(databaseUrlRefusal)
   DATABASE_URL!: string;
 
-  @Rule((value) => bodyLimitBytes(value) !== undefined, 'must be a positive size such as 100kb or 1mb')
+  @Rule(says((value) => bodyLimitBytes(value) !== undefined, 'must be a positive size such as 100kb or 1mb'))
   BODY_LIMIT!: string;
 
-  @Rule(
-    (value) => (LOG_LEVELS as readonly string[]).includes(value.toLowerCase()),
-    `must be one of ${LOG_LEVELS.join(', ')}`,
-  )
+  @Rule(oneOf(LOG_LEVELS))
   LOG_LEVEL!: string;
 
-  @Rule(
-    (value) => (LOG_FORMATS as readonly string[]).includes(value.toLowerCase()),
-    `must be one of ${LOG_FORMATS.join(', ')}`,
-  )
+  @Rule(oneOf(LOG_FORMATS))
   LOG_FORMAT!: string;
 
-  @Rule(isWhole(2, 1, 64), 'must be a number of processes from 1 to 64')
+  @Rule((value) =>
+    value === '1'
+      ? undefined
+      : `is ${value}, but the cluster is gone: each instance is one process; for more cores or machines, run more instances behind the proxy (docs/operations.md#several-instances)`,
+  )
   WORKERS!: string;
 
-  @Rule(optional(isWhole(7, 1, 9_999_999)), 'must be a number of requests per minute from 1 to 9999999')
+  @Rule(says(optional(isWhole(7, 1, 9_999_999)), 'must be a number of requests per minute from 1 to 9999999'))
   RATE_LIMIT!: string;
 
   @Rule(
-    optional(hasProtocol('redis:', 'rediss:')),
-    'must be a redis:// or rediss:// URL such as redis://localhost:6379',
+    says(optional(hasProtocol('redis:', 'rediss:')), 'must be a redis:// or rediss:// URL such as redis://host:6379'),
   )
   RATE_LIMIT_REDIS_URL!: string;
 
-  @Rule(optional(isPort), 'must be a TCP port number from 0 to 65535')
+  @Rule(says(optional(isPort), 'must be a TCP port number from 0 to 65535'))
   METRICS_PORT!: string;
 
   METRICS_HOST!: string;
 
-  @Refusal(trustProxyRefusal)
+  @Rule(trustProxyRefusal)
   TRUST_PROXY!: string;
 
-  @Rule(
-    optional(hasProtocol('http:', 'https:')),
-    'must be the http(s) URL of an OTLP/HTTP receiver such as http://localhost:4318',
-  )
+  @Rule(says(optional(hasProtocol('http:', 'https:')), 'must be the http(s) URL of an OTLP/HTTP receiver'))
   OTEL_EXPORTER_OTLP_ENDPOINT!: string;
 
   OTEL_SERVICE_NAME!: string;
 
-  @Rule(
-    (value) => /^\d{1,4}(\.\d{1,3})?$/.test(value) && Number(value) <= 3600,
-    'must be a number of seconds from 0 to 3600, such as 5 or 0.5',
-  )
+  @Rule(says(isSeconds, 'must be a number of seconds from 0 to 3600, such as 5 or 0.5'))
   SHUTDOWN_DELAY!: string;
 
-  @Rule(isWhole(6, 1, 999_999), 'must be a number of requests from 1 to 999999')
+  @Rule(says(isWhole(6, 1, 999_999), 'must be a number of requests from 1 to 999999'))
   MAX_IN_FLIGHT!: string;
-
-  @Rule((value) => ['on', 'off'].includes(value.toLowerCase()), 'must be on or off')
-  FAST_PATH!: string;
 }

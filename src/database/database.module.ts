@@ -1,45 +1,38 @@
-import {
-  type DynamicModule,
-  Global,
-  Inject,
-  Injectable,
-  Logger,
-  Module,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { type Abstract, type DynamicModule, Global, Logger, Module, type Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { CONFIG, type ConfigSlice, type DatabaseConfig } from '../config/configuration';
 import { Metrics } from '../observability/metrics';
-import { Checkpointer, ServerCheckpointer } from './checkpointer';
-import { PostgresStoreCheck } from './postgres/store-check';
+import { PostgresStoreCheck } from './postgres/postgres-kind';
 import { SqliteCheckpointer } from './sqlite/checkpointer';
-import { SqliteStoreCheck } from './sqlite/store-check';
-import { StoreCheck } from './store-check';
-import { StoreOutage } from './store-outage';
-import { storeProvider } from './store-provider';
-import { StoreRecovery } from './store-recovery';
+import { SqliteStoreCheck } from './sqlite/sqlite-kind';
 import type { ServerLock } from './store-kind';
+import { StoreCheck, StoreOutage, StoreRecovery } from './store-outage';
 
-const SERVER_LOCK = Symbol('ServerLock');
+export type StoreImplementations<T> = Readonly<
+  Record<DatabaseConfig['type'], new (dataSource: DataSource, outage: StoreOutage) => T>
+>;
 
-/** Releases the server's lock on its store (StoreKind.holdServerLock) when the application closes. */
-@Injectable()
-class ServerLockRelease implements OnApplicationShutdown {
-  constructor(@Inject(SERVER_LOCK) private readonly lock: ServerLock) {}
-
-  onApplicationShutdown(): Promise<void> {
-    return this.lock.release();
-  }
+export function chooseStore<T>(
+  implementations: StoreImplementations<T>,
+  kind: DatabaseConfig['type'],
+  dataSource: DataSource,
+  outage: StoreOutage,
+): T {
+  return new implementations[kind](dataSource, outage);
 }
 
-/**
- * The store connection, the outage log, the check of whether the store takes writes (for the
- * health probes) and what ends an outage by itself, for every feature module; each feature
- * provides its own store implementations with `storeProvider`. The DataSource comes in already open and
- * migrated (`openStore`, before the application is built, so that a store that cannot be
- * opened stops the start with one clear line); TypeORM's module owns it from then on and closes
- * it when the application closes.
- */
+/** `chooseStore` as the provider of a feature's abstract store, for the kind DATABASE_URL names. */
+export function storeProvider<T>(store: Abstract<T>, implementations: StoreImplementations<T>): Provider {
+  return {
+    provide: store,
+    inject: [CONFIG.database, DataSource, StoreOutage],
+    useFactory: (database: ConfigSlice<'database'>, dataSource: DataSource, outage: StoreOutage): T =>
+      chooseStore(implementations, database.type, dataSource, outage),
+  };
+}
+
+/** The store, opened before the application is built (so a bad one stops the start with one line), and what watches it. */
 @Global()
 @Module({})
 export class DatabaseModule {
@@ -59,11 +52,14 @@ export class DatabaseModule {
           useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
         },
         storeProvider(StoreCheck, { sqlite: SqliteStoreCheck, postgres: PostgresStoreCheck }),
-        storeProvider(Checkpointer, { sqlite: SqliteCheckpointer, postgres: ServerCheckpointer }),
         StoreRecovery,
-        // Let go when the application closes (the store with it), after the drain.
-        { provide: SERVER_LOCK, useValue: serverLock },
-        ServerLockRelease,
+        {
+          provide: SqliteCheckpointer,
+          inject: [CONFIG.database],
+          useFactory: (database: ConfigSlice<'database'>) =>
+            database.type === 'sqlite' ? new SqliteCheckpointer(dataSource) : null,
+        },
+        { provide: 'ServerLock', useValue: { onApplicationShutdown: () => serverLock.release() } },
       ],
       exports: [StoreOutage, StoreCheck],
     };

@@ -1,29 +1,8 @@
-import { EARLY_BATCHES_PER_TURN, EARLY_BATCH_SIZE, GroupCommit, type GroupCommitOptions } from './group-commit';
+import { GroupCommit, type GroupCommitOptions } from './group-commit';
 import { StoreOutage } from './store-outage';
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
+import { StoreUnavailableError } from '../errors/api-error';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-/**
- * Runs the microtasks that settle a commit just made, without ending the turn: what happens
- * between two requests' I/O callbacks within one turn of a server's event loop.
- */
-async function betweenCallbacks(): Promise<void> {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
-}
-
-/** A group commit whose store answers each item with itself, and the size of each batch it wrote. */
-function recordingBatchSizes(): { sizes: number[]; commit: GroupCommit<number, number> } {
-  const sizes: number[] = [];
-  const commit = new GroupCommit<number, number>({
-    write: (batch) => {
-      sizes.push(batch.length);
-      return [...batch];
-    },
-    outage: new StoreOutage(),
-  });
-  return { sizes, commit };
-}
-
 /** What a store that another process holds throws. */
 const busyError = (): Error => Object.assign(new Error('busy'), { busy: true });
 
@@ -168,60 +147,5 @@ describe('GroupCommit', () => {
     expect(all).toEqual(Array.from({ length: 55 }, (_, i) => i));
     expect(most).toBe(2);
     expect(Math.max(...sizes)).toBe(10);
-  });
-
-  it('writes a batch as soon as it holds EARLY_BATCH_SIZE items, without waiting for the end of the turn', async () => {
-    const { sizes, commit } = recordingBatchSizes();
-    const items = Array.from({ length: EARLY_BATCH_SIZE + 3 }, (_, i) => i);
-    const answers = items.map((n) => commit.enqueue(n));
-    expect(sizes).toEqual([EARLY_BATCH_SIZE]); // within this turn
-    await expect(Promise.all(answers)).resolves.toEqual(items);
-    expect(sizes).toEqual([EARLY_BATCH_SIZE, 3]);
-  });
-
-  it('writes at most EARLY_BATCHES_PER_TURN early batches a turn, the rest at its end, and again the next turn', async () => {
-    const { sizes, commit } = recordingBatchSizes();
-    const answers: Promise<number>[] = [];
-    for (let i = 0; i < (EARLY_BATCHES_PER_TURN + 2) * EARLY_BATCH_SIZE; i++) {
-      answers.push(commit.enqueue(i));
-      await betweenCallbacks();
-    }
-    expect(sizes).toEqual(Array<number>(EARLY_BATCHES_PER_TURN).fill(EARLY_BATCH_SIZE));
-    await Promise.all(answers);
-    expect(sizes.slice(EARLY_BATCHES_PER_TURN)).toEqual([2 * EARLY_BATCH_SIZE]);
-    await turn();
-    const next: Promise<number>[] = [];
-    for (let i = 0; i < EARLY_BATCH_SIZE; i++) {
-      next.push(commit.enqueue(i));
-      await betweenCallbacks();
-    }
-    expect(sizes).toHaveLength(EARLY_BATCHES_PER_TURN + 2); // early again: a new turn's allowance
-    await Promise.all(next);
-  });
-
-  it('commits nothing early while a busy store is waited for, so the retry takes everything that joined', async () => {
-    let attempts = 0;
-    const sizes: number[] = [];
-    const commit = new GroupCommit<number, number>({
-      write: (batch) => {
-        if (attempts++ === 0) throw busyError();
-        sizes.push(batch.length);
-        return [...batch];
-      },
-      outage: new StoreOutage(),
-      busy: waitingWhileBusy(20, 5_000),
-    });
-    const first = commit.enqueue(-1);
-    await turn();
-    await turn();
-    expect(attempts).toBe(1); // failed busy; its retry is due in retryMs
-    const more: Promise<number>[] = [];
-    for (let i = 0; i < 2 * EARLY_BATCH_SIZE; i++) {
-      more.push(commit.enqueue(i));
-      await betweenCallbacks();
-    }
-    expect(attempts).toBe(1);
-    await Promise.all([first, ...more]);
-    expect(sizes).toEqual([2 * EARLY_BATCH_SIZE + 1]);
   });
 });

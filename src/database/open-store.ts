@@ -1,31 +1,16 @@
-import { DataSource, type DataSourceOptions, MigrationExecutor, type QueryRunner } from 'typeorm';
+import { DataSource, MigrationExecutor, type QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres/postgres-kind';
 import { SQLITE } from './sqlite/sqlite-kind';
-export { StoreCommandError, StoreCommandFailure } from './store-command.error';
-import { isCompatible } from './migrations/store-migration';
-import type { ServerLock, StoreClient, StoreEntities, StoreKind } from './store-kind';
+import { isCompatible, type StoreClient, type StoreEntities, type StoreKind } from './store-kind';
+export { StoreCommandError, StoreCommandFailure } from './store-kind';
 
-/** What opening each kind of store takes, by the kind DATABASE_URL names. */
-const STORE_KINDS: Readonly<Record<DatabaseConfig['type'], StoreKind>> = {
-  sqlite: SQLITE,
-  postgres: POSTGRES,
-};
-
-function kindOf(database: DatabaseConfig): StoreKind {
-  return STORE_KINDS[database.type];
+/** The kind DATABASE_URL names: its options (also `ormconfig.ts`'s), migrations, locks and backup. */
+export function storeKind(database: DatabaseConfig): StoreKind {
+  return { sqlite: SQLITE, postgres: POSTGRES }[database.type];
 }
 
-/**
- * The one description of the store, shared by the Nest app, the operator commands and the
- * TypeORM CLI (`ormconfig.ts`). Schema changes happen only through the migrations, which run
- * on open; never `synchronize`.
- */
-export function dataSourceOptions(database: DatabaseConfig, entities: StoreEntities): DataSourceOptions {
-  return kindOf(database).options(database, entities);
-}
-
-/** The store named by DATABASE_URL could not be opened; the message is the operator's one line. */
+/** The store DATABASE_URL names could not be opened; the message is the operator's one line. */
 export class StoreOpenError extends Error {
   constructor(where: string, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
@@ -34,13 +19,7 @@ export class StoreOpenError extends Error {
   }
 }
 
-/**
- * A store migrated by a newer version holds migrations this code does not know. Compatible ones
- * (`isCompatible`: they only add what this version never reads) are no obstacle, which is what
- * lets a rolling upgrade's older instances restart; a breaking one could mean rows the newer
- * schema forbids or something this version needs gone, so the store is refused (before this
- * version migrates anything), naming the first breaking migration.
- */
+/** A newer version's compatible migrations are no obstacle (a rolling upgrade); a breaking one refuses the store. */
 async function refuseBreakingNewerSchema(dataSource: DataSource): Promise<void> {
   const table = dataSource.options.migrationsTableName ?? 'migrations';
   const runner = dataSource.createQueryRunner();
@@ -63,12 +42,7 @@ async function refuseBreakingNewerSchema(dataSource: DataSource): Promise<void> 
   }
 }
 
-/**
- * Opens the store and applies pending migrations (unless `migrate` is false: the store command
- * looks first; `migrated` hears which it applied): what the server and the operator commands do
- * first. Fails fast (no retries: a wrong DATABASE_URL does not become right by waiting) with a
- * StoreOpenError that names DATABASE_URL and the cause.
- */
+/** Opens the store and applies pending migrations; fails fast, as a wrong URL does not become right by waiting. */
 export async function openStore(
   database: DatabaseConfig,
   entities: StoreEntities,
@@ -80,11 +54,11 @@ export async function openStore(
   }: {
     migrate?: boolean;
     migrated?: (names: string[]) => void;
-    /** Only to look (store.js status): a store ahead of this version is opened, not refused. */
+    /** Only to look (`store status`): a store ahead of this version is opened, not refused. */
     anyVersion?: boolean;
   } = {},
 ): Promise<DataSource> {
-  const kind = kindOf(database);
+  const kind = storeKind(database);
   let dataSource: DataSource | undefined;
   try {
     kind.beforeConnect(database);
@@ -103,15 +77,6 @@ export async function openStore(
   }
 }
 
-/** Where DATABASE_URL points, for an operator's line (a file path, or a URL without its password). */
-export function describeStore(database: DatabaseConfig): string {
-  return kindOf(database).describe(database);
-}
-
-/**
- * The migrations the store has applied (oldest first), those this version would apply, and
- * those among the applied that this version does not know (a newer version applied them).
- */
 export async function migrationStatus(
   dataSource: DataSource,
 ): Promise<{ applied: string[]; pending: string[]; unknown: string[] }> {
@@ -135,7 +100,6 @@ export interface Dropped {
   count: number;
 }
 
-/** The store's tables and their columns, as `runner` sees them (the migrations table left out). */
 async function tablesOf(dataSource: DataSource, runner: QueryRunner): Promise<Map<string, string[]>> {
   const bookkeeping = dataSource.options.migrationsTableName ?? 'migrations';
   const tables = await runner.getTables();
@@ -146,13 +110,7 @@ async function tablesOf(dataSource: DataSource, runner: QueryRunner): Promise<Ma
   );
 }
 
-/**
- * What reverting the last applied migration would throw away, found by running its `down` on
- * `runner` in a transaction that is rolled back: every table it drops, with its rows, and every
- * column it drops from a table it keeps, with its values (not a column it renames: one that
- * goes while another comes with as many values). So a migration need not say what it drops, and
- * one generated by TypeORM is counted as exactly as a hand-written one.
- */
+/** What reverting the last migration would drop, found by running its `down` in a rolled-back transaction. */
 export async function lostByRevert(
   dataSource: DataSource,
   runner: QueryRunner,
@@ -161,7 +119,6 @@ export async function lostByRevert(
   const name = applied.at(-1);
   if (name === undefined) return undefined;
   const migration = dataSource.migrations.find((candidate) => candidate.name === name);
-  // Applied by a newer version: this one cannot run its `down` (TypeORM refuses to revert it).
   if (migration === undefined) return { migration: name, dropped: [] };
   const count = async (table: string, column?: string): Promise<number> => {
     const what = column === undefined ? '*' : `"${column}"`;
@@ -172,19 +129,10 @@ export async function lostByRevert(
   };
   const before = await tablesOf(dataSource, runner);
   let after: Map<string, string[]>;
-  /** Values in each column the revert adds to a table it keeps, by table. */
-  const added = new Map<string, number[]>();
   await runner.startTransaction();
   try {
     await migration.down(runner);
     after = await tablesOf(dataSource, runner);
-    for (const [table, columns] of after) {
-      const had = before.get(table);
-      if (had === undefined) continue;
-      const counts: number[] = [];
-      for (const column of columns.filter((name) => !had.includes(name))) counts.push(await count(table, column));
-      added.set(table, counts);
-    }
   } finally {
     await runner.rollbackTransaction();
   }
@@ -195,40 +143,9 @@ export async function lostByRevert(
       dropped.push({ table, count: await count(table) });
       continue;
     }
-    const renamedTo = added.get(table) ?? [];
     for (const column of columns.filter((name) => !kept.includes(name))) {
-      const values = await count(table, column);
-      const renamed = renamedTo.indexOf(values);
-      if (renamed === -1) dropped.push({ table, column, count: values });
-      else renamedTo.splice(renamed, 1);
+      dropped.push({ table, column, count: await count(table, column) });
     }
   }
   return { migration: name, dropped };
-}
-
-/** Applies the pending migrations, one process at a time, as opening the store does. */
-export function applyPendingMigrations(database: DatabaseConfig, dataSource: DataSource): Promise<string[]> {
-  return kindOf(database).migrate(dataSource, database);
-}
-
-/**
- * Reverts the last migration the store applied, one process at a time, as migrating is, once no
- * server runs on the store and `approve` (run first, under the same lock) has not thrown.
- */
-export function revertLastMigration(
-  database: DatabaseConfig,
-  dataSource: DataSource,
-  approve: (runner: QueryRunner) => Promise<void>,
-): Promise<void> {
-  return kindOf(database).revert(dataSource, database, approve);
-}
-
-/** Held by the server while it runs, so that operators' commands can see it (see StoreKind). */
-export function holdServerLock(database: DatabaseConfig): Promise<ServerLock> {
-  return kindOf(database).holdServerLock(database);
-}
-
-/** Writes a consistent copy of the store to a new, owner-only `file` (SQLite; PostgreSQL refuses, naming pg_dump). */
-export function backupStore(database: DatabaseConfig, dataSource: DataSource, file: string): Promise<void> {
-  return kindOf(database).backup(dataSource, file);
 }

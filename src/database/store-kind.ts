@@ -1,19 +1,20 @@
+import { join } from 'node:path';
 import type { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 
-/** The entity classes of the store's tables (`src/entities.ts`). */
 export type StoreEntities = readonly (new () => object)[];
 
-/** A server's hold on its store (StoreKind.holdServerLock). */
-export interface ServerLock {
-  release(): Promise<void>;
-}
+export type ServerLock = { release(): Promise<void> };
 
-/** What an operator's command says when a server holds the store it would change. */
+/** An operator's store command that cannot be done as asked; the message says what to do (exit 2). */
+export class StoreCommandError extends Error {}
+
+/** An operator's store command that failed on its way and left nothing behind (exit 1). */
+export class StoreCommandFailure extends Error {}
+
 export const SERVER_RUNNING =
   "a server is running on this store (it holds the store's server lock); stop every instance first";
 
-/** Why a breaking migration was not applied. */
 export function breakingRefusal(migration: string): string {
   return (
     `migration ${migration} is breaking (older versions cannot run on the store it leaves), and a server is ` +
@@ -21,43 +22,32 @@ export function breakingRefusal(migration: string): string {
   );
 }
 
-/** Who opens the store: the server, or an operator command (which may simply block). */
+/** `Expand…` migrations only add what older versions never read; any other is breaking. */
+export function isCompatible(migrationName: string): boolean {
+  return migrationName.startsWith('Expand');
+}
+
+/** Every migration of a kind's folder, as built (`.js`) or as tests and the TypeORM CLI run it (`.ts`). */
+export const migrationFiles = (kind: DatabaseConfig['type']): string =>
+  join(__dirname, 'migrations', kind, '*.{js,ts}');
+
 export type StoreClient = 'server' | 'command';
 
-/**
- * Everything that differs between SQLite and PostgreSQL in opening a store. `openStore` picks
- * one of the two (by DATABASE_URL) once; nothing else asks which store it is on, but for the
- * store classes themselves, chosen the same way (storeProvider).
- */
+/** What differs between SQLite and PostgreSQL in opening a store. */
 export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
-  /** TypeORM's options: the connection, the tables' entities, this store's own migrations. */
   options(database: C, entities: StoreEntities): DataSourceOptions;
-  /** Where the store is, for an operator's line: a file path, or a URL without its password. */
   describe(database: C): string;
-  /** Before connecting (SQLite: the owner-only file and folder). */
   beforeConnect(database: C): void;
-  /** After connecting, before migrating: refuses a store the service cannot keep text in. */
+  /** Refuses a store the service cannot keep its text in. */
   check(dataSource: DataSource): Promise<void>;
-  /**
-   * Applies pending migrations, one process at a time when several start together; names those
-   * it applied. A breaking one (see `isCompatible`) is applied only while no server holds the
-   * store: StoreCommandError (`breakingRefusal`) otherwise.
-   */
+  /** Applies pending migrations, one process at a time; a breaking one only while no server runs. */
   migrate(dataSource: DataSource, database: C): Promise<string[]>;
-  /**
-   * Reverts the last applied migration, under the same lock as migrate, and only while no server
-   * holds the store (StoreCommandError otherwise): a server would go on running on tables that
-   * are gone. `approve` runs first, under that lock, on the connection the revert uses; it
-   * refuses by throwing, and then nothing is changed.
-   */
+  /** Reverts the last migration once no server runs and `approve` (run first, on the lock) allows it. */
   revert(dataSource: DataSource, database: C, approve: (runner: QueryRunner) => Promise<void>): Promise<void>;
-  /**
-   * Held by a server for as long as it runs (released when it exits, however it exits), so that
-   * an operator's command can tell that one is running on the store.
-   */
+  /** Held by a server while it runs (released however it exits), so that commands can tell. */
   holdServerLock(database: C): Promise<ServerLock>;
-  /** Writes a consistent copy of the store, owner-only, to a new `file`, while it serves. */
+  /** A consistent, owner-only copy of the store in a new `file`, while it serves. */
   backup(dataSource: DataSource, file: string): Promise<void>;
-  /** Once migrated, how the server (not an operator command) uses the connection. */
+  /** Once migrated, how a server (not a command) uses the connection. */
   serve(dataSource: DataSource): void;
 }

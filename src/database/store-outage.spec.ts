@@ -1,5 +1,6 @@
-import { StoreUnavailableError } from '../errors/store-unavailable.error';
-import { type OutageLog, StoreOutage } from './store-outage';
+import { jest } from '@jest/globals';
+import { StoreUnavailableError } from '../errors/api-error';
+import { type OutageLog, RECOVERY_CHECK_MS, StoreCheck, StoreOutage, StoreRecovery } from './store-outage';
 
 function logged(): { log: OutageLog; lines: string[] } {
   const lines: string[] = [];
@@ -33,5 +34,39 @@ describe('StoreOutage', () => {
     outage.recovered();
     await expect(outage.watch(Promise.reject(down))).rejects.toBe(down);
     expect(outage.active).toBe(true);
+  });
+});
+
+/** A store that takes writes again once `back` is set. */
+class ComingBack extends StoreCheck {
+  back = false;
+  looks = 0;
+  ready(): Promise<void> {
+    return this.back ? Promise.resolve() : Promise.reject(down);
+  }
+  takesWrites(): Promise<void> {
+    this.looks++;
+    return this.ready();
+  }
+}
+
+describe('StoreRecovery', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('ends an outage without traffic within 2 s of the store taking writes again', async () => {
+    jest.useFakeTimers();
+    const outage = new StoreOutage();
+    const store = new ComingBack();
+    const recovery = new StoreRecovery(outage, store);
+    outage.failed(down);
+    await jest.advanceTimersByTimeAsync(5 * RECOVERY_CHECK_MS);
+    expect(store.looks).toBe(5);
+    expect(outage.active).toBe(true);
+    store.back = true;
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(outage.active).toBe(false);
+    await jest.advanceTimersByTimeAsync(5 * RECOVERY_CHECK_MS);
+    expect(store.looks).toBe(6); // no outage, no looking
+    recovery.onApplicationShutdown();
   });
 });

@@ -1,30 +1,24 @@
 import { inspect } from 'node:util';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { StoreUnavailableError } from './store-unavailable.error';
-import { ApiError } from './api-error';
+import { recordFailure } from '../observability/tracing';
+import { ApiError, StoreUnavailableError } from './api-error';
 import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from './error-codes';
 import { type ErrorHeaders, writeError } from './error-response';
-import { recordFailure } from '../observability/tracing';
 
 interface Failure {
   body: ErrorBody;
   headers: ErrorHeaders;
-  /** Unexpected failures are logged with their cause; client errors and outages are not. */
+  /** Logged with its cause; client errors and outages are not. */
   unexpected?: unknown;
 }
-
-/** Nest's own exceptions (its router's 404) carry its wording; ours is clearer. */
-const GENERIC_MESSAGES: Partial<Record<ErrorCode, string>> = {
-  404: NOT_FOUND.message,
-};
 
 export function describeFailure(exception: unknown): Failure {
   if (exception instanceof ApiError) {
     return { body: { error: exception.code, message: exception.message }, headers: exception.headers };
   }
   if (exception instanceof StoreUnavailableError) {
-    // Logged once per outage by StoreOutage, not once per request.
+    // StoreOutage logs an outage once, not each request that meets it.
     return {
       body: { error: ErrorCode.ServiceUnavailable, message: 'The store is unavailable; try again shortly' },
       headers: { 'Retry-After': '1' },
@@ -33,7 +27,7 @@ export function describeFailure(exception: unknown): Failure {
   if (exception instanceof HttpException && exception.getStatus() < 500) {
     const status = exception.getStatus();
     const code: ErrorCode = isErrorCode(status) ? status : ErrorCode.BadRequest;
-    return { body: { error: code, message: GENERIC_MESSAGES[code] ?? exception.message }, headers: {} };
+    return { body: { error: code, message: code === 404 ? NOT_FOUND.message : exception.message }, headers: {} };
   }
   return {
     body: { error: ErrorCode.InternalServerError, message: 'Internal server error' },
@@ -42,10 +36,7 @@ export function describeFailure(exception: unknown): Failure {
   };
 }
 
-/**
- * Every failure, whatever raised it (our code, Nest's router, passport, the body reader, the
- * store), leaves as HTTP 400 with the contract's `{error, message}` body, through writeError.
- */
+/** Every failure, whatever raised it, leaves as HTTP 400 with the contract's `{error, message}`. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Failure');
@@ -55,11 +46,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const failure = describeFailure(exception);
-
     if (failure.unexpected !== undefined) {
-      const requestId = response.getHeader('X-Request-Id');
+      const requestId = String(response.getHeader('X-Request-Id'));
       this.logger.error(
-        `${failure.body.error} for ${request.method} ${request.path.slice(0, 256)} (request ${String(requestId)})`,
+        `${failure.body.error} for ${request.method} ${request.path.slice(0, 256)} (request ${requestId})`,
         failure.unexpected instanceof Error ? failure.unexpected.stack : inspect(failure.unexpected),
       );
     }

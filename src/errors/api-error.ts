@@ -1,10 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import { type ErrorCode } from './error-codes';
+import type { ErrorCode } from './error-codes';
 
-/**
- * A failure we raise on purpose, with its contract code. The HTTP status is always 400;
- * the code travels in the body. `headers` are set on the answer (Allow, WWW-Authenticate).
- */
 export class ApiError extends HttpException {
   constructor(
     readonly code: ErrorCode,
@@ -13,5 +9,26 @@ export class ApiError extends HttpException {
   ) {
     super({ error: code, message }, code);
     this.name = 'ApiError';
+  }
+}
+
+/** The store cannot take a create now; each store turns its driver's failures of that kind into this. */
+export class StoreUnavailableError extends Error {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`The store is unavailable: ${reason}`, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** `work`, or a StoreUnavailableError saying `reason` once `ms` have passed without its answer. */
+export async function answeredWithin<T>(work: Promise<T>, ms: number, reason: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError(reason)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

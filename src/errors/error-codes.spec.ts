@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { ERROR_CODE_MEANINGS, ERROR_CODES } from './error-codes';
 
 describe('the error-code table', () => {
-  it('is the one in the README, row for row', () => {
-    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+  it('is the one in docs/decisions.md, row for row', () => {
+    const readme = readFileSync(join(process.cwd(), 'docs/decisions.md'), 'utf8');
     const table = /<!-- error-codes:start[^>]*-->([\s\S]*?)<!-- error-codes:end -->/.exec(readme)?.[1] ?? '';
     const rows = [...table.matchAll(/^\| (\d{3}) \| (.+) \|$/gm)].map(([, code, meaning]) => [Number(code), meaning]);
     expect(rows).toEqual(ERROR_CODES.map((code) => [code, ERROR_CODE_MEANINGS[code]]));

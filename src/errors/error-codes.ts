@@ -1,8 +1,4 @@
-/**
- * The contract answers every failure with HTTP 400; the body's `error` is the status the
- * failure would carry without that rule. This table is the single source for the exception
- * filter, the OpenAPI description, the README, the client and the tests.
- */
+/** Every failure is HTTP 400; `error` is the status it would carry otherwise. One table for filter, OpenAPI, docs, tests. */
 export const ErrorCode = {
   BadRequest: 400,
   Unauthorized: 401,
@@ -20,7 +16,6 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** When each code is given. */
 export const ERROR_CODE_MEANINGS: Readonly<Record<ErrorCode, string>> = {
   400: 'malformed JSON or HTTP, empty body, body not an object, a field missing or of the wrong type',
   401: 'no Authorization header, another scheme, a missing, unknown or revoked token',
@@ -42,7 +37,6 @@ export function isErrorCode(value: number): value is ErrorCode {
   return (ERROR_CODES as readonly number[]).includes(value);
 }
 
-/** The body of every failure: the contract's `Error` schema. */
 export interface ErrorBody {
   error: ErrorCode;
   message: string;

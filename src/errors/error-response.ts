@@ -1,28 +1,45 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ErrorBody, ErrorCode } from './error-codes';
 
-/** The contract code each failed response was answered with, for its request log line. */
+/** After deciding to close, how long a connection still reads (and drops) what its client sends. */
+export const LINGER_MS = 2_000;
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The contract code each failed response was answered with, for its log line and metrics. */
 const codes = new WeakMap<ServerResponse, ErrorCode>();
 export const failureCodes: Pick<WeakMap<ServerResponse, ErrorCode>, 'get'> = codes;
+
+/** Connections the server has decided to close: nothing more that arrives on them runs. */
+export const closingSockets = new WeakSet<Duplex>();
 
 export type ErrorHeaders = Readonly<Record<string, string>>;
 
 /**
- * Whether the request still has body bytes we have not read. Answering such a request and then
- * keeping the connection would make Node drain the rest of the body (up to whatever the client
- * declared) before the next request: so the connection is closed instead.
+ * Half-close after the answer, then drop what the client still sends (bounded), so unread bytes
+ * never make the kernel reset the connection and lose the answer.
  */
-function hasUnreadBody(request: IncomingMessage): boolean {
-  return !request.complete;
+export function closeLingering(socket: Duplex, reading?: IncomingMessage): void {
+  closingSockets.add(socket);
+  const net = socket as Socket;
+  const startBytes = net.bytesRead ?? 0;
+  const done = (): void => void socket.destroy();
+  const deadline = setTimeout(done, LINGER_MS).unref();
+  const meter = setInterval(() => {
+    if ((net.bytesRead ?? 0) - startBytes > LINGER_MAX_BYTES) done();
+  }, 100).unref();
+  socket.once('close', () => {
+    clearTimeout(deadline);
+    clearInterval(meter);
+  });
+  socket.once('end', done);
+  socket.end();
+  reading?.resume();
+  socket.resume();
 }
 
-/**
- * The one writer of the contract's failure answer: HTTP 400, `application/json`, `{error,
- * message}`. Every path that refuses a request ends here: the exception filter, the drain
- * check, the host and expectation checks, the rate limit, and Node's own parser refusals
- * (`writeRawError`, below, for a socket that never became a request).
- */
+/** A request whose body is unread is answered and its connection closed, rather than its body read. */
 export function writeError(
   request: IncomingMessage,
   response: ServerResponse,
@@ -37,39 +54,35 @@ export function writeError(
   }
   const json = JSON.stringify(body);
   for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
-  if (hasUnreadBody(request)) response.setHeader('Connection', 'close');
   response.statusCode = 400;
   response.setHeader('Content-Type', 'application/json; charset=utf-8');
   response.setHeader('Content-Length', Buffer.byteLength(json));
-  response.end(json);
+  const closes =
+    !request.complete || closingSockets.has(request.socket) || response.getHeader('Connection') === 'close';
+  if (!closes) {
+    response.end(json);
+    return;
+  }
+  response.setHeader('Connection', 'close');
+  closingSockets.add(request.socket);
+  // Not ended: Node would destroy the socket as soon as the answer is written.
+  response.write(json, () => closeLingering(request.socket, request));
 }
 
-/**
- * The server's own refusals for want of time, capacity or a future (a response past its deadline,
- * past MAX_IN_FLIGHT, while draining): 503 with `Retry-After: 1`, and the connection closed after it.
- */
+/** The server's own refusals (capacity, the drain): 503 with `Retry-After`, connection closed. */
 export function writeUnavailable(request: IncomingMessage, response: ServerResponse, message: string): void {
   response.setHeader('Connection', 'close');
   writeError(request, response, { error: ErrorCode.ServiceUnavailable, message }, { 'Retry-After': '1' });
 }
 
-/**
- * The same answer written straight to a socket, for what never became a request: Node's HTTP
- * parser refusing bytes (a broken request line, oversized headers, a timeout) or a `CONNECT`.
- * It says `Connection: close`; the caller closes the connection after it (see AnswerOrder).
- */
+/** The same answer straight to a socket, for bytes that never became a request; then a lingering close. */
 export function writeRawError(socket: Duplex, body: ErrorBody, requestId: string, headers: ErrorHeaders = {}): void {
   const json = JSON.stringify(body);
-  const extra = Object.entries(headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   socket.write(
-    'HTTP/1.1 400 Bad Request\r\n' +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(json)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      extra +
-      'Connection: close\r\n\r\n' +
-      json,
+    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(json)}\r\nX-Request-Id: ${requestId}\r\n${extra.join('')}` +
+      `Connection: close\r\n\r\n${json}`,
   );
+  closeLingering(socket);
 }

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import {
   context,
   type Link,
@@ -11,29 +11,17 @@ import {
   trace,
 } from '@opentelemetry/api';
 
-/**
- * OpenTelemetry spans, through the API package, off by default. `startTracing` (`tracing-sdk.ts`,
- * loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set) registers the SDK and turns them on, once,
- * before the application is built. Callers test `tracing.on` before calling in here: with tracing
- * off, a request runs nothing of this file.
- */
+/** Off unless `startTracing` turns it on; callers test `tracing.on` first. */
 export const tracing = { on: false };
 const tracer = trace.getTracer('plant-store');
 
-export function enableTracing(): void {
-  tracing.on = true;
-}
-
-/**
- * The span of one request on the public port. A caller's W3C `traceparent` (and `tracestate`)
- * make it the child of the caller's span, so the caller's trace goes on through the service (the
- * SDK's propagator, W3C Trace Context, reads them).
- */
-export function startRequestSpan(method: string | undefined, headers: IncomingHttpHeaders): Span {
+/** The span of one request: a caller's W3C `traceparent` makes it the child of the caller's span. */
+export function startRequestSpan(request: IncomingMessage): Span {
+  const method = request.method;
   return tracer.startSpan(
     method ?? 'HTTP',
     { kind: SpanKind.SERVER, attributes: method === undefined ? {} : { 'http.request.method': method } },
-    propagation.extract(ROOT_CONTEXT, headers),
+    propagation.extract(ROOT_CONTEXT, request.headers),
   );
 }
 
@@ -43,7 +31,6 @@ export function recordFailure(failure: unknown): void {
   trace.getActiveSpan()?.recordException(failure instanceof Error ? failure : String(failure));
 }
 
-/** Runs `next` (the rest of the request's handling) with `span` as the current span. */
 export function withSpan<T>(span: Span, next: () => T): T {
   return context.with(trace.setSpan(context.active(), span), next);
 }
@@ -64,12 +51,10 @@ export function endRequestSpan(
   span.end();
 }
 
-/** `work` inside a span named `name`, a child of the current one. */
 export function traced<T>(name: string, work: () => Promise<T>): Promise<T> {
   return tracer.startActiveSpan(name, (span) => endAfter(span, work));
 }
 
-/** `work`, then `span` ended, marked as an error if `work` failed. */
 async function endAfter<T>(span: Span, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -81,16 +66,11 @@ async function endAfter<T>(span: Span, work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The current span's context, to link to later (a create's, from its batch's commit). */
 export function currentSpanContext(): SpanContext | undefined {
   return trace.getActiveSpan()?.spanContext();
 }
 
-/**
- * `work` inside one span for a whole batch (a store commit), linked to the span of each item in
- * it (`currentSpanContext()` when it was enqueued): a commit serves many requests, so it is the
- * child of none.
- */
+/** A commit serves many requests: its span is linked to each, the child of none. */
 export function tracedBatch<T>(
   name: string,
   items: readonly { span: SpanContext | undefined }[],

@@ -5,15 +5,11 @@ import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
 import { ERROR_CODES, NOT_FOUND } from '../errors/error-codes';
 import { writeError } from '../errors/error-response';
-import { NewPlant } from '../plants/dto/new-plant.dto';
-import { Plant } from '../plants/dto/plant.dto';
+import { NewPlant, Plant } from '../plants/dto/plant.dto';
 
 export const DOCS_PATH = 'docs';
 
-/**
- * What is served under /docs: Swagger UI's page and the files it loads, nothing else of its
- * package (no source maps, no package.json, no README).
- */
+/** Swagger UI's page and the files it loads, nothing else of its package. */
 const DOCS_FILES =
   /^\/(?:index\.html|swagger-ui(?:-bundle|-standalone-preset|-init)?\.(?:js|css)|favicon-(?:16x16|32x32)\.png)?$/;
 
@@ -32,7 +28,6 @@ const ERROR_SCHEMA = {
   },
 };
 
-/** The served OpenAPI 3.1 document: one operation, `POST /plants`. */
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
@@ -41,9 +36,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1.0.0')
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
     .setContact('Plant Store maintainers', '', '')
-    // First the server the document is served from (a relative URL), so that Swagger UI's "Try it
-    // out" talks to the server it came from, whatever its address; then the local default, for
-    // clients generated from the committed file.
+    // "Try it out" talks to the server the page came from; generated clients default to localhost.
     .addServer('/', 'The server this document is served from')
     .addServer(`http://localhost:${DEFAULTS.PORT}`, 'A local Plant Store on its default port')
     .addTag('plants', 'The plants in the store')
@@ -60,20 +53,11 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   if (document.info.contact?.email === '') delete document.info.contact.email;
   const createPlant = document.paths['/plants']?.post;
   if (createPlant?.parameters?.length === 0) delete createPlant.parameters;
-  document.components ??= {};
-  document.components.schemas = {
-    ...document.components.schemas,
-    Error: ERROR_SCHEMA,
-  };
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, Error: ERROR_SCHEMA } };
   return document;
 }
 
-/**
- * Swagger UI at /docs, the document at /docs-json and /docs-yaml. The pages get the usual
- * security headers (helmet: a strict Content-Security-Policy, no framing, no sniffing, no
- * referrer); the token typed into *Authorize* stays in the page's memory, never in the
- * browser's storage.
- */
+/** The pages get helmet's headers; the token typed into *Authorize* stays in the page's memory. */
 export function setupOpenApi(app: INestApplication): OpenAPIObject {
   const document = createOpenApiDocument(app);
   const headers = helmet({

@@ -1,19 +1,17 @@
-import type { Outcome } from './create-outcome';
-import type { PlantEntity } from './plant.entity';
+import { PLANT_FIELDS, type PlantEntity } from './plant.entity';
 
-/**
- * Where plants are kept, and the DI token for it: one implementation per store (`stores/`),
- * chosen once at module wiring (storeProvider). Failures of the store itself reject with
- * StoreUnavailableError.
- */
+export type Outcome = 'created' | 'replayed' | 'conflict';
+
 export abstract class PlantStore {
-  /**
-   * Inserts the plant unless its id is taken, deciding by the primary key alone, and resolves
-   * once the outcome is durably committed: `created`, `replayed` (the same plant was already
-   * there) or `conflict` (another plant has the id; nothing changed).
-   */
+  /** Decided by the primary key alone; resolves once durably committed. */
   abstract create(plant: PlantEntity): Promise<Outcome>;
 
-  /** Every stored plant in id order, read in pages of `pageSize`, so memory stays bounded. */
+  /** Every stored plant in id order, read in pages, so memory stays bounded. */
   abstract list(pageSize?: number): AsyncIterable<PlantEntity>;
+}
+
+/** The duplicate rule, for a create whose id is taken: the same plant is a safe retry, else a conflict. */
+export function duplicateOutcome(row: PlantEntity, stored: Omit<PlantEntity, 'id'> | null | undefined): Outcome {
+  if (stored === null || stored === undefined) throw new Error(`plant ${row.id} neither inserted nor found`);
+  return PLANT_FIELDS.every((field) => stored[field] === row[field]) ? 'replayed' : 'conflict';
 }

@@ -13,8 +13,7 @@ import { Public } from '../auth/public.decorator';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
 import { JsonBody } from './json-body';
-import { NewPlant } from './dto/new-plant.dto';
-import { Plant } from './dto/plant.dto';
+import { NewPlant, Plant } from './dto/plant.dto';
 import { PlantsService } from './plants.service';
 
 const errorCodeTable = ERROR_CODES.map((code) => `- \`${code}\`: ${ERROR_CODE_MEANINGS[code]}`).join('\n');
@@ -45,11 +44,7 @@ export class PlantsController {
     return this.plantsService.create(newPlant);
   }
 
-  /**
-   * Any other method on an existing path: 405, before authentication, like a 404 would be.
-   * Express matches routes in the order they are declared and `@All()` matches POST too, so this
-   * handler must stay below `create`: declared above it, it would answer every POST with 405.
-   */
+  // Must stay below `create`: Express matches in declaration order and @All() matches POST too.
   @All()
   @Public()
   @ApiExcludeEndpoint()

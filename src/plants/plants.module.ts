@@ -1,9 +1,15 @@
 import { Module } from '@nestjs/common';
-import { storeProvider } from '../database/store-provider';
+import { type StoreImplementations, storeProvider } from '../database/database.module';
 import { PlantStore } from './plant-store';
 import { PlantsController } from './plants.controller';
 import { PlantsService } from './plants.service';
-import { PLANT_STORES } from './stores/plant-stores';
+import { PostgresPlantStore } from './stores/postgres-plant.store';
+import { SqlitePlantStore } from './stores/sqlite-plant.store';
+
+export const PLANT_STORES: StoreImplementations<PlantStore> = {
+  sqlite: SqlitePlantStore,
+  postgres: PostgresPlantStore,
+};
 
 @Module({
   controllers: [PlantsController],

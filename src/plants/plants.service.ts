@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
-import type { NewPlant } from './dto/new-plant.dto';
-import type { Plant } from './dto/plant.dto';
+import type { NewPlant, Plant } from './dto/plant.dto';
 import { PLANT_FIELDS, type PlantEntity } from './plant.entity';
 import { PlantStore } from './plant-store';
 
@@ -21,7 +20,6 @@ export function toPlant(row: PlantEntity): Plant {
   return plant as unknown as Plant;
 }
 
-/** The contract of a create: the duplicate rule and the answer's shape. The store does the rest. */
 @Injectable()
 export class PlantsService {
   constructor(
@@ -29,11 +27,7 @@ export class PlantsService {
     private readonly metrics: Metrics,
   ) {}
 
-  /**
-   * A create whose id is taken is a safe retry when the stored plant is the same (200 again),
-   * and a conflict otherwise (409); the stored plant never changes. Resolves only once the plant
-   * is durably committed.
-   */
+  /** A taken id is a safe retry when the stored plant is the same (200), a conflict otherwise (409). */
   async create(plant: NewPlant): Promise<Plant> {
     const row = plantRow(plant);
     const outcome = await this.store.create(row);

@@ -1,63 +1,65 @@
-import cluster from 'node:cluster';
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, type ExecutionContext, Inject, Injectable, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
-import type { RateLimitConfig } from '../config/configuration';
+import { ThrottlerGuard, type ThrottlerLimitDetail, ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
+import type { Request } from 'express';
+import type { AuthenticatedClient } from '../auth/bearer-auth';
+import { CONFIG, type ConfigSlice, type RateLimitConfig } from '../config/configuration';
+import { ApiError } from '../errors/api-error';
+import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
-import { ClusterThrottlerStorage } from './cluster-throttler.storage';
 import { RedisThrottlerStorage } from './redis-throttler.storage';
-import { TokenThrottlerGuard } from './token-throttler.guard';
 
-const MINUTE_MS = 60_000;
+/** RATE_LIMIT per token (its name: every secret of one client counts once), after the bearer guard. */
+@Injectable()
+export class TokenThrottlerGuard extends ThrottlerGuard {
+  // Properties, so that the constructor stays ThrottlerGuard's own.
+  @Inject(Metrics) private readonly metrics!: Metrics;
+  @Inject(CONFIG.rateLimit) private readonly rateLimit!: ConfigSlice<'rateLimit'>;
 
-const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
+  protected override getTracker(request: Record<string, unknown>): Promise<string> {
+    return Promise.resolve((request as unknown as Request & { user: AuthenticatedClient }).user.tokenName);
+  }
 
-/**
- * The counts' storage as a provider (so that the application closes Redis's connection), or
- * none: @nestjs/throttler's own in-memory storage then.
- */
+  protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    this.metrics.rateLimitRefused();
+    const retryAfter = Math.max(1, Math.ceil(detail.timeToBlockExpire));
+    const where = this.rateLimit.counts === 'instance' ? 'on this instance' : 'across every instance sharing its count';
+    throw new ApiError(
+      ErrorCode.TooManyRequests,
+      `Rate limit reached: at most ${detail.limit} requests per minute per token ${where} (RATE_LIMIT); retry in ${retryAfter} s`,
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+}
+
 @Module({})
-class RateLimitStoreModule {
-  static forRoot(counts: 'cluster' | { readonly redisUrl: string }): DynamicModule {
+class RedisCountsModule {
+  static forRoot(redisUrl: string): DynamicModule {
     return {
-      module: RateLimitStoreModule,
+      module: RedisCountsModule,
       providers: [
         {
-          provide: RATE_LIMIT_STORAGE,
+          provide: RedisThrottlerStorage,
           inject: [Metrics],
-          useFactory: (metrics: Metrics): ThrottlerStorage =>
-            counts === 'cluster'
-              ? new ClusterThrottlerStorage(metrics)
-              : new RedisThrottlerStorage(counts.redisUrl, metrics),
+          useFactory: (metrics: Metrics) => new RedisThrottlerStorage(redisUrl, metrics),
         },
       ],
-      exports: [RATE_LIMIT_STORAGE],
+      exports: [RedisThrottlerStorage],
     };
   }
 }
 
-/**
- * RATE_LIMIT requests per minute per token, by @nestjs/throttler, counted where the configuration
- * says (`RateLimitConfig.counts`):
- * - in Redis for the whole fleet (RedisThrottlerStorage);
- * - by the instance: under WORKERS by the cluster's primary for every worker
- *   (ClusterThrottlerStorage, the primary's side started by `main.ts`), else in this process's
- *   memory.
- * Imported only when RATE_LIMIT is set: its guard runs after the bearer guard (see AppModule),
- * so the bearer guard has said whose token it is before this one counts. Routes marked
- * `@Public()` are never limited.
- */
+/** Counted per instance, or in Redis for every instance sharing it. Imported only when RATE_LIMIT is set. */
 @Module({})
 export class RateLimitModule {
-  static forRoot({ perMinute, counts: where }: RateLimitConfig): DynamicModule {
-    const throttlers = [{ ttl: MINUTE_MS, limit: perMinute }];
-    const counts = where === 'instance' ? (cluster.isWorker ? 'cluster' : 'process') : where;
+  static forRoot({ perMinute, counts }: RateLimitConfig): DynamicModule {
+    const throttlers = [{ ttl: 60_000, limit: perMinute }];
     const throttler =
-      counts === 'process'
+      counts === 'instance'
         ? ThrottlerModule.forRoot({ throttlers })
         : ThrottlerModule.forRootAsync({
-            imports: [RateLimitStoreModule.forRoot(counts)],
-            inject: [RATE_LIMIT_STORAGE],
+            imports: [RedisCountsModule.forRoot(counts.redisUrl)],
+            inject: [RedisThrottlerStorage],
             useFactory: (storage: ThrottlerStorage) => ({ throttlers, storage }),
           });
     return {

@@ -1,16 +1,17 @@
-import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { once } from 'node:events';
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import Redis from 'ioredis';
 import type { Metrics } from '../observability/metrics';
-import { COUNT_TIMEOUT_MS, RateLimitStoreOutage, type ThrottlerStorageRecord } from './rate-limit-store-outage';
 
-/**
- * One count per token and window for every process that shares it: INCR, and the window's
- * expiry set by the first hit, atomically.
- */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/** How long a request waits for its count at most: past it, it is not limited. */
+export const COUNT_TIMEOUT_MS = 500;
+
+/** One count per token and window, its expiry set by the first hit, atomically. */
 const HIT = `
 local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -19,73 +20,58 @@ end
 return { hits, ttl }
 `;
 
-/**
- * RATE_LIMIT's counts in Redis (or Valkey), shared by every worker of every instance: a fixed
- * window of one minute per token, counted by one atomic script. @nestjs/throttler's storage
- * interface; written here because the maintained Redis storage for it
- * (@nest-lab/throttler-storage-redis) does not declare Nest 12 among its peers, and the whole
- * job is the script above over ioredis.
- *
- * While Redis does not answer (down, unreachable, slower than COUNT_TIMEOUT_MS),
- * requests are let through uncounted (RateLimitStoreOutage). Commands are never queued while
- * disconnected: they fail at once, and ioredis reconnects in the background.
- */
+/** @nest-lab/throttler-storage-redis supports Nest 11 at most. While Redis does not answer, requests go through uncounted. */
 export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
-  private readonly redis: Redis;
-  private readonly outage: RateLimitStoreOutage;
+  private readonly redis: Redis & { plantStoreHit(key: string, ttl: number): Promise<[number, number]> };
+  private readonly logger = new Logger('RateLimit');
+  private failing = false;
 
-  constructor(url: string, metrics: Metrics) {
-    this.outage = new RateLimitStoreOutage(metrics, 'the rate limit store answers again');
+  constructor(
+    url: string,
+    private readonly metrics: Metrics,
+  ) {
     this.redis = new Redis(url, {
-      enableOfflineQueue: false,
+      enableOfflineQueue: false, // fail at once while disconnected; ioredis reconnects meanwhile
       maxRetriesPerRequest: 0,
       commandTimeout: COUNT_TIMEOUT_MS,
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-      lazyConnect: false,
-    });
-    // Errors are answered by `increment`; ioredis would otherwise print each reconnect failure.
-    this.redis.on('error', () => undefined);
+    }) as RedisThrottlerStorage['redis'];
+    this.redis.defineCommand('plantStoreHit', { numberOfKeys: 1, lua: HIT });
+    this.redis.on('error', () => undefined); // answered by `increment`
   }
 
-  /**
-   * Waits, at start, for the connection (at most the connection timeout), so that the first
-   * requests are counted; a Redis that does not answer by then does not stop the start.
-   */
+  /** At start, waits for the connection (2 s at most) so that the first requests are counted. */
   async onModuleInit(): Promise<void> {
     if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, 2_000);
-      this.redis.once('ready', done);
-    });
+    await once(this.redis, 'ready', { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
   }
 
   async increment(
     key: string,
     ttl: number,
     limit: number,
-    _blockDuration: number,
-    throttlerName: string,
+    _block: number,
+    name: string,
   ): Promise<ThrottlerStorageRecord> {
     try {
-      const [hits, remainingMs] = (await this.redis.eval(HIT, 1, `plant-store:rate:${throttlerName}:${key}`, ttl)) as [
-        number,
-        number,
-      ];
-      this.outage.counted();
+      const [hits, remainingMs] = await this.redis.plantStoreHit(`plant-store:rate:${name}:${key}`, ttl);
+      if (this.failing) {
+        this.failing = false;
+        this.logger.log('the rate limit store answers again: requests are limited again');
+      }
       const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
       const isBlocked = hits > limit;
       return { totalHits: hits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
     } catch (error) {
-      return this.outage.uncounted(
-        ttl,
-        `the rate limit store (RATE_LIMIT_REDIS_URL) does not answer (${(error as Error).message})`,
-      );
+      this.metrics.rateLimitStoreFailed();
+      if (!this.failing) {
+        this.failing = true;
+        this.logger.warn(
+          `the rate limit store (RATE_LIMIT_REDIS_URL) does not answer (${(error as Error).message}): requests are not limited until it does`,
+        );
+      }
+      return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
     }
   }
 

@@ -1,13 +1,9 @@
-import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { testStoreKind } from '../support/databases';
 import { createToken, startServer, stopServer, type ServerProcess } from '../support/server-process';
-
-// These tests start real server processes.
-jest.setTimeout(60_000);
 
 // These read the SQLite file directly; under `npm run test:postgres` they have nothing to add.
 const describeOnSqlite = testStoreKind() === 'sqlite' ? describe : describe.skip;

@@ -1,12 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { jest } from '@jest/globals';
 import { loadConfig } from '../../src/config/configuration';
 import { openStore } from '../../src/database/open-store';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { ENTITIES } from '../../src/entities';
-
-jest.setTimeout(60_000);
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 const COUNT = 20_000; // about 700 KB of lines: far more than a pipe holds

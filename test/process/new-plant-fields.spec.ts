@@ -1,14 +1,11 @@
-import { jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { createClient, type NewPlant as ClientNewPlant } from '../../client/src/index';
-import { NewPlant } from '../../src/plants/dto/new-plant.dto';
+import { NewPlant } from '../../src/plants/dto/plant.dto';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { createToken, type ServerProcess, startServer, stopServer } from '../support/server-process';
 import { run } from '../support/spawn';
-
-jest.setTimeout(60_000);
 
 const ROOT = process.cwd();
 const PLANTS_CLI = join(ROOT, 'dist/cli/plants.js');

@@ -1,12 +1,9 @@
-import { jest } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminUrl, freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
 import { run } from '../support/spawn';
 import { createToken, TOKEN_CLI } from '../support/server-process';
-
-jest.setTimeout(60_000);
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 

@@ -1,10 +1,6 @@
-import { jest } from '@jest/globals';
 import { freshDatabase, type TestDatabase } from '../support/databases';
 import { run } from '../support/spawn';
 import { createToken, startServer, stopServer, TOKEN_CLI, type ServerProcess } from '../support/server-process';
-
-// These tests start real server processes.
-jest.setTimeout(60_000);
 
 async function create(server: ServerProcess, token: string, body: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${server.url}/plants`, {

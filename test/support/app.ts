@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.setup';
+import { type Deadlines, listen } from '../../src/http/http-server';
 import { type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
@@ -17,7 +18,10 @@ export interface StoredPlant {
 
 export interface TestApp {
   app: NestExpressApplication;
+  /** The public port's server; supertest listens on it, or `listen()` does. */
   server: Server;
+  /** Listens on a free port of 127.0.0.1; resolves with it. */
+  listen(): Promise<number>;
   dataSource: DataSource;
   tokens: TokensService;
   /** A fresh, active token. */
@@ -34,12 +38,13 @@ export interface TestApp {
  * are handed over as the environment would give them, through the same validation; nothing
  * touches `process.env`.
  */
-export async function startTestApp(env: Env = {}, options: { log?: string[] } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Env = {},
+  options: { log?: string[]; deadlines?: Deadlines } = {},
+): Promise<TestApp> {
   const database = await freshDatabase();
-  // `FAST_PATH=off npm run test:e2e` runs every suite on the stock pieces.
   const config = loadConfig({
     LOG_LEVEL: options.log ? 'info' : 'silent',
-    FAST_PATH: process.env.FAST_PATH,
     ...env,
     DATABASE_URL: database.url,
   });
@@ -47,15 +52,17 @@ export async function startTestApp(env: Env = {}, options: { log?: string[] } = 
   const logger = lines
     ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
     : createRootLogger('silent');
-  const app = await createApp(config, logger);
+  const { app, server } = await createApp(config, logger, options.deadlines);
   try {
-    await app.init();
     const tokens = new TokensService(app.get(DataSource));
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
     const dataSource = app.get(DataSource);
     return {
       app,
-      server: app.getHttpServer(),
+      server,
+      async listen() {
+        return (await listen(server, { port: 0, host: '127.0.0.1' })).port;
+      },
       dataSource,
       tokens,
       token,
@@ -72,6 +79,10 @@ export async function startTestApp(env: Env = {}, options: { log?: string[] } = 
         return row ?? undefined;
       },
       async close() {
+        if (server.listening) {
+          server.closeAllConnections();
+          await new Promise((resolve) => server.close(resolve));
+        }
         await app.close();
         await database.drop();
       },

@@ -87,3 +87,24 @@ export async function alterStore(databaseUrl: string, sqlite: string, postgres: 
     await onPostgres(databaseUrl, (client) => client.query(postgres));
   }
 }
+
+/** Takes the plant table's write lock from another connection: creates wait until it is released. */
+export async function holdPlantTable(databaseUrl: string): Promise<() => Promise<void>> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const other = new Database(databaseUrl.slice('sqlite:'.length));
+    other.exec('BEGIN IMMEDIATE');
+    return () => {
+      other.exec('COMMIT');
+      other.close();
+      return Promise.resolve();
+    };
+  }
+  const other = new pg.Client({ connectionString: adminUrl(databaseUrl) });
+  await other.connect();
+  await other.query('BEGIN');
+  await other.query('LOCK TABLE "plant" IN EXCLUSIVE MODE');
+  return async () => {
+    await other.query('COMMIT');
+    await other.end();
+  };
+}

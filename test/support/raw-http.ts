@@ -42,3 +42,61 @@ export function answerEnd(text: string): number {
   const length = Number(/\r\ncontent-length: (\d+)/i.exec(text.slice(0, headEnd))?.[1] ?? 0);
   return text.length < headEnd + 4 + length ? -1 : headEnd + 4 + length;
 }
+
+export interface Exchange {
+  /** Everything the server sent, in order. */
+  reply: string;
+  /** The socket error the client met, if any (ECONNRESET: an answer may have been lost). */
+  error?: string;
+}
+
+/**
+ * Writes `payload` (in one write unless it is an array), then reads until the server closes,
+ * ending its own side once an answer says `Connection: close` (ending it before its answers have
+ * come would lose them: Node ends a connection on its client's FIN). `readAfterMs`: a client that
+ * is slow to read (a reset meanwhile makes its kernel drop the answer it has not read yet).
+ */
+export function exchange(
+  port: number,
+  payload: string | Buffer | (string | Buffer)[],
+  { readAfterMs = 0 }: { readAfterMs?: number } = {},
+): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    if (readAfterMs > 0) {
+      socket.pause();
+      setTimeout(() => socket.resume(), readAfterMs);
+    }
+    const chunks: Buffer[] = [];
+    let error: string | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (/\r\nconnection: close\r\n/i.test(Buffer.concat(chunks).toString('latin1'))) socket.end();
+    });
+    socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+    socket.on('close', () => resolve({ reply: Buffer.concat(chunks).toString('utf8'), error }));
+    for (const part of Array.isArray(payload) ? payload : [payload]) socket.write(part);
+  });
+}
+
+/** The status line's code and the body of each answer in `reply`, in order (`error` for a 400). */
+export function answers(reply: string): { code: number; body: string; head: string }[] {
+  const found: { code: number; body: string; head: string }[] = [];
+  let rest = reply;
+  while (rest.startsWith('HTTP/1.1 ')) {
+    const headEnd = rest.indexOf('\r\n\r\n');
+    const head = rest.slice(0, headEnd);
+    if (head.startsWith('HTTP/1.1 100')) {
+      found.push({ code: 100, body: '', head });
+      rest = rest.slice(headEnd + 4);
+      continue;
+    }
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+    const body = rest.slice(headEnd + 4, headEnd + 4 + length);
+    const code = head.startsWith('HTTP/1.1 200') ? 200 : (JSON.parse(body) as { error: number }).error;
+    found.push({ code, body, head });
+    rest = rest.slice(headEnd + 4 + length);
+  }
+  if (rest !== '') throw new Error(`not an answer: ${rest.slice(0, 200)}`);
+  return found;
+}

@@ -3,7 +3,7 @@ import { closeSync, createReadStream, mkdtempSync, openSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { run } from './spawn';
+import { dyingWithTest, run } from './spawn';
 
 const ROOT = process.cwd();
 export const MAIN = join(ROOT, 'dist/main.js');
@@ -53,7 +53,7 @@ export function startServer(
 ): Promise<ServerProcess> {
   const pipe = stdoutKind === 'pipe' ? stdoutPipe() : undefined;
   const [command, ...args] = [...wrapper, process.execPath, main];
-  const child = spawn(command, args, {
+  const child = spawn(...dyingWithTest(command, args), {
     cwd,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', pipe?.fd ?? 'pipe', 'pipe'],
@@ -104,21 +104,4 @@ export async function createToken(databaseUrl: string, name: string): Promise<st
 export async function stopServer(server: ServerProcess): Promise<void> {
   if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
   await server.exited;
-}
-
-/** The pids of the workers (WORKERS > 1) that have said they serve, in the order they said it. */
-export function workerPids(server: ServerProcess): number[] {
-  return [...server.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker \d+ serving"/g)].map((m) => Number(m[1]));
-}
-
-/**
- * Waits (at most 15 s) until `count` workers have said they serve; resolves with how many have.
- * Workers log through their own stdout pipes, so their lines may trail the primary's.
- */
-export async function waitForWorkers(server: ServerProcess, count: number): Promise<number> {
-  const deadline = Date.now() + 15_000;
-  while (new Set(workerPids(server)).size < count && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return new Set(workerPids(server)).size;
 }

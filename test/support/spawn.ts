@@ -1,4 +1,15 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * `command` run so that it dies with the test's process (the kernel's parent-death signal, kept
+ * across exec), however the test ends: a failing or killed test leaves no process running.
+ */
+export function dyingWithTest(command: string, args: readonly string[]): [string, string[]] {
+  return existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', command, ...args]] : [command, [...args]];
+}
 
 export interface Finished {
   code: number | null;
@@ -15,7 +26,11 @@ export function run(
   cwd?: string,
 ): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...dyingWithTest(command, args), {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,6 +1,6 @@
 import { DatabaseError } from 'pg';
 import { isTransportFailure, postgresFailure } from './connection';
-import { StoreUnavailableError } from '../../errors/store-unavailable.error';
+import { StoreUnavailableError } from '../../errors/api-error';
 
 function serverError(code: string): DatabaseError {
   const error = new DatabaseError('from the server', 0, 'error');

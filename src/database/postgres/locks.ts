@@ -13,19 +13,10 @@ const MIGRATION_LOCK_KEY = 7_135_190_412;
 /** Held shared by every running server, exclusively by a command that must not run beside one. */
 const SERVER_LOCK_KEY = 7_135_190_413;
 
-/** After the server's lock connection is lost (a restart, a failover), how soon it is taken again. */
 const SERVER_LOCK_RETRY_MS = 1_000;
-
-/** How long each of a server's turns holding its lock lasts (see holdPostgresServerLock). */
 const SERVER_LOCK_TURN_MS = 1_000;
 
-/**
- * Whether no server holds the store (see holdPostgresServerLock); if none does, none can take its
- * lock until `runner`'s transaction ends, as this one then holds it exclusively. A server holds
- * its lock in turns of SERVER_LOCK_TURN_MS with a moment between them, so the lock being free
- * proves nothing at once: the exclusive lock is held for longer than a turn, and any server is
- * then seen waiting for it. A store with no migration applied has had no server: no wait.
- */
+/** Whether no server holds the store; held in turns, so the lock is kept longer than a turn to see a waiting one. */
 export async function serversAbsent(runner: QueryRunner): Promise<boolean> {
   const [{ migrated }] = (await runner.query(
     `SELECT to_regclass('"migrations"') IS NOT NULL AND EXISTS (SELECT 1 FROM pg_class WHERE relname = 'plant') AS "migrated"`,
@@ -45,13 +36,8 @@ export async function serversAbsent(runner: QueryRunner): Promise<boolean> {
 }
 
 /**
- * The server's hold on its store: on a connection of its own (not one of the pool's), the shared
- * advisory lock SERVER_LOCK_KEY, taken in a transaction that is held for SERVER_LOCK_TURN_MS and
- * committed, then again, for as long as the server runs. Transaction-scoped, so that it holds
- * through a transaction pooler too and can never stay behind on a pooled connection; in turns,
- * so that a pooler's PAUSE or safe shutdown (which wait for every transaction to end) wait a
- * turn at most; it takes no transaction id and holds no snapshot, so it keeps nothing from
- * VACUUM. If the connection is lost, it is made again a second later, until the server stops.
+ * Transaction-scoped, so it holds through a transaction pooler and never stays behind; in turns,
+ * so a pooler's PAUSE waits one turn at most.
  */
 export async function holdPostgresServerLock(database: PostgresConfig): Promise<ServerLock> {
   let stopped = false;
@@ -92,7 +78,6 @@ export async function holdPostgresServerLock(database: PostgresConfig): Promise<
       }
     }
   };
-  // The first turn is taken before the server starts; the others follow on their own.
   client = await connect();
   try {
     await take(client);
@@ -113,12 +98,7 @@ export async function holdPostgresServerLock(database: PostgresConfig): Promise<
   };
 }
 
-/**
- * TypeORM reads the list of applied migrations before it takes any lock, so two processes
- * could both try to apply the same one. Here the whole run is one transaction that first takes
- * a transaction-scoped advisory lock (a session-scoped one would not survive a transaction
- * pooler): the second process waits for the first to commit, then finds nothing left to do.
- */
+/** TypeORM lists applied migrations before any lock: one transaction under an advisory lock instead. */
 export async function underMigrationLock<T>(
   dataSource: DataSource,
   work: (executor: MigrationExecutor, runner: QueryRunner) => Promise<T>,

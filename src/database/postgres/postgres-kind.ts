@@ -1,38 +1,33 @@
 import type { DataSource, EntitySubscriberInterface, TransactionStartEvent } from 'typeorm';
 import type { DatabaseConfig } from '../../config/configuration';
-import { MIGRATIONS } from '../migrations/postgres';
-import { isCompatible } from '../migrations/store-migration';
-import { StoreCommandError } from '../store-command.error';
-import { breakingRefusal, SERVER_RUNNING, type StoreKind } from '../store-kind';
-import { BOUNDS, POSTGRES_POOL_WAIT_MS } from './connection';
+import { StoreUnavailableError } from '../../errors/api-error';
+import {
+  breakingRefusal,
+  isCompatible,
+  migrationFiles,
+  SERVER_RUNNING,
+  StoreCommandError,
+  type StoreKind,
+} from '../store-kind';
+import { StoreCheck } from '../store-outage';
+import { BOUNDS, boundedQuery, POSTGRES_POOL_WAIT_MS, withPooledClient } from './connection';
 import { holdPostgresServerLock, serversAbsent, underMigrationLock } from './locks';
 
-/** Every transaction TypeORM starts (operator commands, migrations) gets the same bounds. */
+/** Every transaction TypeORM starts (commands, migrations) gets the same bounds. */
 class BoundedTransactions implements EntitySubscriberInterface {
   async afterTransactionStart(event: TransactionStartEvent): Promise<void> {
-    // Once per transaction: a nested one is a savepoint of the same transaction.
-    if ((event.queryRunner as unknown as { transactionDepth: number }).transactionDepth === 1) {
-      await event.queryRunner.query(BOUNDS);
-    }
+    await event.queryRunner.query(BOUNDS);
   }
 }
 
-/** A URL fit for a log line: no password. */
 function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the configured URL';
-  }
+  const parsed = URL.parse(url);
+  if (parsed === null) return 'the configured URL';
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
 }
 
-/**
- * Refuses a database whose encoding is not UTF-8: names and tags are any Unicode text, and a
- * LATIN1 (or SQL_ASCII) database cannot keep, say, an emoji; one such create would fail the whole
- * batch it was committed in. Checked once, when the store is opened.
- */
+/** Names and tags are any Unicode: a database that is not UTF-8 could not keep an emoji. */
 async function assertUtf8Database(dataSource: DataSource): Promise<void> {
   const rows: { server_encoding: string }[] = await dataSource.query('SHOW server_encoding');
   const encoding = rows[0]?.server_encoding ?? 'unknown';
@@ -53,13 +48,12 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     url: database.url,
     poolSize: 10,
     connectTimeoutMS: POSTGRES_POOL_WAIT_MS,
-    // No settings as connection parameters: a pooler refuses them, and would share them with
-    // others' transactions. Each transaction sets its own bounds (BOUNDS). Pipelining lets a
-    // bounded statement cost one round trip.
+    // No settings as connection parameters (a transaction pooler refuses them): each transaction
+    // sets its own bounds. Pipelining lets a bounded statement cost one round trip.
     extra: { application_name: 'plant-store', pipeline: true },
     entities: [...entities],
     subscribers: [BoundedTransactions],
-    migrations: [...MIGRATIONS],
+    migrations: [migrationFiles('postgres')],
     migrationsRun: false,
     migrationsTransactionMode: 'each',
     synchronize: false,
@@ -71,7 +65,6 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   migrate: async (dataSource) =>
     (
       await underMigrationLock(dataSource, async (executor, runner) => {
-        // Under the migration lock: what another process applied meanwhile is no longer pending.
         const breaking = (await executor.getPendingMigrations()).find((migration) => !isCompatible(migration.name));
         if (breaking !== undefined && !(await serversAbsent(runner))) {
           throw new StoreCommandError(breakingRefusal(breaking.name));
@@ -95,3 +88,34 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     ),
   serve: () => undefined,
 };
+
+/** Without writing a table: the locks and rights a create needs, read-only or not, and a WAL record to commit as a create does. */
+const CHECK =
+  'LOCK TABLE "plant" IN ROW EXCLUSIVE MODE NOWAIT; ' +
+  'LOCK TABLE "api_token" IN ACCESS SHARE MODE NOWAIT; ' +
+  `SELECT current_setting('transaction_read_only') AS "readOnly", ` +
+  `has_table_privilege('"plant"', 'INSERT') AND has_table_privilege('"plant"', 'SELECT') ` +
+  `AND has_table_privilege('"api_token"', 'SELECT') AS "mayWrite", ` +
+  `pg_logical_emit_message(true, 'plant-store', 'health check') IS NOT NULL AS "committing"`;
+
+export class PostgresStoreCheck extends StoreCheck {
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  async ready(): Promise<void> {
+    const row = await withPooledClient(this.dataSource, async (client) => {
+      // Several statements in one text: pg answers with one result each.
+      const results = (await boundedQuery(client, { text: CHECK })) as unknown as {
+        rows: { readOnly: string; mayWrite: boolean }[];
+      }[];
+      return results.at(-1)?.rows[0];
+    });
+    if (row?.readOnly !== 'off') throw new StoreUnavailableError('the database is read-only');
+    if (row.mayWrite !== true) throw new StoreUnavailableError('the user may not write the tables (SQLSTATE 42501)');
+  }
+
+  takesWrites(): Promise<void> {
+    return this.ready();
+  }
+}

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { StoreCommandError, StoreCommandFailure } from '../store-command.error';
+import { StoreCommandError, StoreCommandFailure } from '../store-kind';
 import { nativeSqlite } from './handle';
 
 function fsyncFile(path: string): void {
@@ -13,10 +13,7 @@ function fsyncFile(path: string): void {
   }
 }
 
-/**
- * Gives `from` the name `to` unless `to` exists, atomically: a hard link (EEXIST if `to` appeared
- * meanwhile). On a file system without hard links, a rename after a last look.
- */
+/** A hard link fails rather than overwrite; without hard links, a rename after a last look. */
 function nameWithoutOverwriting(from: string, to: string): void {
   try {
     linkSync(from, to);
@@ -29,13 +26,7 @@ function nameWithoutOverwriting(from: string, to: string): void {
   }
 }
 
-/**
- * SQLite's online backup, page by page, while the server goes on writing: the copy is the
- * store at one moment. It is written to a temporary file beside `file` (new, 0600: a backup
- * holds every token hash), flushed to disk, and only then given its name, by a hard link that
- * fails rather than overwrite anything: so `file` is the whole copy or nothing. A failure on
- * the way (a full disk) removes the temporary file and its journal.
- */
+/** SQLite's online backup to a new 0600 file beside `file`, synced, then linked: `file` is the whole copy or nothing. */
 export async function backupSqlite(dataSource: DataSource, file: string): Promise<void> {
   if (existsSync(file)) throw new StoreCommandError(`${file} exists: a backup goes to a new file`);
   const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}`);

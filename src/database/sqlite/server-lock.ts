@@ -1,8 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { DatabaseConfig } from '../../config/configuration';
-import { StoreCommandError } from '../store-command.error';
-import { SERVER_RUNNING, type ServerLock } from '../store-kind';
+import { SERVER_RUNNING, type ServerLock, StoreCommandError } from '../store-kind';
 import { isSqliteBusy } from './handle';
 
 type SqliteConfig = Extract<DatabaseConfig, { type: 'sqlite' }>;
@@ -11,13 +10,8 @@ type SqliteConfig = Extract<DatabaseConfig, { type: 'sqlite' }>;
 export const OPEN_BUSY_TIMEOUT_MS = 5000;
 
 /**
- * Every server on a SQLite store holds a shared lock on a file beside it (`STORE.server-lock`,
- * an empty SQLite database in its default journal mode, where a read transaction holds a
- * shared lock until it ends), for as long as it runs: the kernel drops it when the process exits,
- * however it exits. An operator's command that must not run beside a server takes the exclusive
- * lock for as long as it works; it cannot while any server holds the file, and a server cannot
- * start meanwhile. Not the store itself: a read transaction held open there would stop every
- * checkpoint, and the log would grow without end.
+ * A read transaction on a file beside the store, held while the server runs and dropped by the
+ * kernel however it exits; commands take it exclusively. Not the store: it would stop checkpoints.
  */
 function openServerLock(database: SqliteConfig, busyTimeoutMs: number): { path: string; lock: Database.Database } {
   const path = `${database.path}.server-lock`;

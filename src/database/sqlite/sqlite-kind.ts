@@ -2,32 +2,18 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { MigrationExecutor } from 'typeorm';
+import { type DataSource, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../../config/configuration';
-import { MIGRATIONS } from '../migrations/sqlite';
-import { isCompatible } from '../migrations/store-migration';
-import { StoreCommandError } from '../store-command.error';
-import { breakingRefusal, type StoreKind } from '../store-kind';
+import { breakingRefusal, isCompatible, migrationFiles, StoreCommandError, type StoreKind } from '../store-kind';
+import { StoreCheck } from '../store-outage';
 import { backupSqlite } from './backup';
-import { isSqliteBusy, nativeSqlite } from './handle';
+import { isSqliteBusy, nativeSqlite, sqliteFailure } from './handle';
 import { OPEN_BUSY_TIMEOUT_MS, sqliteServerLock, withoutServers } from './server-lock';
 
-/** How often a start looks again at the pending migrations while another process applies them. */
-const MIGRATION_LOOK_AGAIN_MS = 50;
+/** How often a start looks again while another process applies the migrations or holds the file. */
+const LOOK_AGAIN_MS = 50;
 
-/** How often switching a fresh file to WAL is tried again while another process writes it. */
-const WAL_SWITCH_RETRY_MS = 5;
-
-/**
- * Durability: WAL with synchronous=FULL fsyncs the log on every commit, so a create that was
- * answered 200 survives a crash of the process or of the machine. (NORMAL would only survive
- * a crash of the process.)
- *
- * Switching a fresh file to WAL fails at once with SQLITE_BUSY, without SQLite's busy handler,
- * while another process holds its write lock (it would deadlock otherwise): the case of several
- * workers or instances starting on one new file. So it is tried again here, as the migrations
- * are, until the same deadline as every other lock wait while opening.
- */
+/** synchronous=FULL: every commit's log is synced. A new file refuses WAL while another process writes: tried again. */
 async function useWal(db: Database.Database): Promise<void> {
   if (db.memory) return;
   const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS;
@@ -37,16 +23,13 @@ async function useWal(db: Database.Database): Promise<void> {
       break;
     } catch (error) {
       if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
-      await sleep(WAL_SWITCH_RETRY_MS);
+      await sleep(LOOK_AGAIN_MS);
     }
   }
   db.pragma('synchronous = FULL');
 }
 
-/**
- * `mkdir -p` with mode 0700, one level at a time. Node's own `mkdirSync(…, { recursive: true })`
- * never returns under a path such as /proc, where mkdir keeps failing with ENOENT.
- */
+/** `mkdir -p` with mode 0700; Node's recursive mkdir never returns under a path such as /proc. */
 function makeDirectory(path: string): void {
   if (existsSync(path)) return;
   const parent = dirname(path);
@@ -56,12 +39,7 @@ function makeDirectory(path: string): void {
 
 type SqliteConfig = Extract<DatabaseConfig, { type: 'sqlite' }>;
 
-/**
- * SQLite: one file (and its -wal and -shm), WAL with synchronous=FULL. Opening and migrating
- * wait up to 5 s for another process's lock (several instances may start on one fresh file at
- * once); then the server stops waiting in SQLite's busy handler, which would block the event
- * loop: its connection's busy timeout becomes 0, and the plant store waits asynchronously.
- */
+/** Opening and migrating wait for another process's lock; the server's connection then never waits in SQLite. */
 export const SQLITE: StoreKind<SqliteConfig> = {
   options: (database, entities) => ({
     type: 'better-sqlite3',
@@ -69,42 +47,32 @@ export const SQLITE: StoreKind<SqliteConfig> = {
     timeout: OPEN_BUSY_TIMEOUT_MS,
     prepareDatabase: useWal,
     entities: [...entities],
-    migrations: [...MIGRATIONS],
+    migrations: [migrationFiles('sqlite')],
     migrationsRun: false,
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,
   }),
   describe: (database) => `SQLite file ${database.path}`,
-  /**
-   * The store holds every token hash and plant, so its files are the owner's alone: the folder
-   * is made 0700 and the file 0600 before SQLite opens it (SQLite gives the -wal and -shm files
-   * the database file's mode).
-   */
   beforeConnect(database) {
     if (database.path === ':memory:') return;
     makeDirectory(dirname(database.path));
-    closeSync(openSync(database.path, 'a', 0o600));
+    closeSync(openSync(database.path, 'a', 0o600)); // SQLite gives -wal and -shm the file's mode
   },
   check: () => Promise.resolve(),
-  /**
-   * The file lock serialises the writes; TypeORM reads the list of applied migrations before it
-   * takes any lock, so a process that lost the race finds the work done when it looks again.
-   */
   async migrate(dataSource, database) {
+    // TypeORM reads what is applied before it locks: a process that lost the race finds it done.
     const run = async (): Promise<string[]> => {
       for (let attempt = 1; ; attempt++) {
         try {
           return (await dataSource.runMigrations({ transaction: 'each' })).map((migration) => migration.name);
         } catch (error) {
-          if (!(await dataSource.showMigrations())) return []; // another process applied them
+          if (!(await dataSource.showMigrations())) return [];
           if (attempt >= 5) throw error;
-          await sleep(50 * attempt);
+          await sleep(LOOK_AGAIN_MS * attempt);
         }
       }
     };
-    // A breaking migration waits for the server lock (another process may be applying it: it is
-    // then no longer pending), for as long as opening waits for any lock.
     const deadline = Date.now() + OPEN_BUSY_TIMEOUT_MS;
     for (;;) {
       let breaking: string | undefined;
@@ -112,9 +80,8 @@ export const SQLITE: StoreKind<SqliteConfig> = {
         const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
         breaking = pending.find((migration) => !isCompatible(migration.name))?.name;
       } catch (error) {
-        // Another process creating the migrations table at the same moment: look again.
-        if (Date.now() >= deadline) throw error;
-        await sleep(MIGRATION_LOOK_AGAIN_MS);
+        if (Date.now() >= deadline) throw error; // another process making the migrations table
+        await sleep(LOOK_AGAIN_MS);
         continue;
       }
       if (breaking === undefined) return run();
@@ -123,10 +90,9 @@ export const SQLITE: StoreKind<SqliteConfig> = {
         throw error;
       });
       if (applied !== undefined) return applied;
-      await sleep(MIGRATION_LOOK_AGAIN_MS);
+      await sleep(LOOK_AGAIN_MS);
     }
   },
-  // The file lock serialises it with any other process's writes.
   revert: (dataSource, database, approve) =>
     withoutServers(database, async () => {
       const runner = dataSource.createQueryRunner();
@@ -137,10 +103,43 @@ export const SQLITE: StoreKind<SqliteConfig> = {
       }
       await dataSource.undoLastMigration({ transaction: 'each' });
     }),
-  // A promise that rejects with what the lock's opening throws.
   holdServerLock: (database) => new Promise((resolve) => resolve(sqliteServerLock(database))),
   backup: backupSqlite,
   serve(dataSource) {
     nativeSqlite(dataSource).pragma('busy_timeout = 0');
   },
 };
+
+/** `takesWrites` commits a change nobody sees: the only proof a full disk or read-only remount has passed. */
+export class SqliteStoreCheck extends StoreCheck {
+  private readonly tables: Database.Statement<[]>;
+
+  constructor(private readonly dataSource: DataSource) {
+    super();
+    this.tables = nativeSqlite(dataSource).prepare(
+      'SELECT (SELECT 1 FROM "plant" LIMIT 0), (SELECT 1 FROM "api_token" LIMIT 0)',
+    );
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await -- a failure rejects, as on PostgreSQL
+  async ready(): Promise<void> {
+    try {
+      this.tables.get();
+    } catch (error) {
+      throw sqliteFailure(error);
+    }
+  }
+
+  async takesWrites(): Promise<void> {
+    await this.ready();
+    const db = nativeSqlite(this.dataSource);
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      db.pragma(`user_version = ${Number(db.pragma('user_version', { simple: true }))}`);
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw sqliteFailure(error);
+    }
+  }
+}

@@ -2,49 +2,31 @@ import type { DataSource } from 'typeorm';
 import { GroupCommit } from '../../database/group-commit';
 import { boundedQuery, postgresClient, postgresFailure, withPooledClient } from '../../database/postgres/connection';
 import type { StoreOutage } from '../../database/store-outage';
-import { duplicateOutcome, type Outcome } from '../create-outcome';
+import { duplicateOutcome, type Outcome, type PlantStore } from '../plant-store';
 import { PLANT_COLUMNS, type PlantEntity } from '../plant.entity';
-import type { PlantStore } from '../plant-store';
 
 const FIELDS = PLANT_COLUMNS.map(({ field }) => `"${field}"`).join(', ');
 const ARRAYS = PLANT_COLUMNS.map(({ type }, i) => `$${i + 2}::${type}[]`).join(', ');
 
-/**
- * One statement inserts a whole batch and commits it (one round trip, one WAL flush); ids already
- * taken, by an earlier create or by another instance at the same moment, are skipped by the
- * primary key and left out of RETURNING. Ids travel as decimal text and are cast by the server,
- * so they never pass through a JS number.
- */
+/** Ids already taken are skipped by the primary key and left out of RETURNING; ids travel as text. */
 const INSERT =
   `INSERT INTO "plant" ("id", ${FIELDS}) SELECT * FROM unnest($1::bigint[], ${ARRAYS}) ` +
   'ON CONFLICT DO NOTHING RETURNING "id"::text AS "id"';
 
 const SELECT = `SELECT "id"::text AS "id", ${FIELDS} FROM "plant"`;
-/** The stored plants behind the ids a batch lost, in one round trip. */
 const SELECT_TAKEN = `${SELECT} WHERE "plant"."id" = ANY($1::bigint[])`;
 // "plant"."id", the bigint column: a bare "id" in ORDER BY would be the text alias, in text order.
 const PAGE = `${SELECT} WHERE "plant"."id" > $1::bigint ORDER BY "plant"."id" LIMIT $2`;
 const FIRST_PAGE = `${SELECT} ORDER BY "plant"."id" LIMIT $1`;
 
-/** Numeric order of the decimal int64 ids (as BigInt: a JS number would round them). */
-function byId(a: PlantEntity, b: PlantEntity): number {
-  const x = BigInt(a.id);
-  const y = BigInt(b.id);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
+/** Numeric order of distinct decimal int64 ids (as BigInt: a JS number would round them). */
+const byId = (a: PlantEntity, b: PlantEntity): number => (BigInt(a.id) < BigInt(b.id) ? -1 : 1);
 
 /** Batches written at once: pipelining on the pool (10 connections) without starving lookups. */
 const MAX_BATCHES_IN_FLIGHT = 4;
 const MAX_BATCH_SIZE = 1000;
 
-/**
- * Plants in PostgreSQL, by group commit (GroupCommit): a batch is one `INSERT … ON CONFLICT DO
- * NOTHING RETURNING id` (one round trip, one commit), and the ids it did not insert are read
- * back in one `SELECT … WHERE id = ANY(…)`, each in its own bounded transaction (boundedQuery),
- * with no query building per request. Within a batch the first create of an id is the one sent;
- * later ones of the same id are judged against its result, exactly as if they had arrived one
- * after the other.
- */
+/** A batch is one INSERT … ON CONFLICT DO NOTHING; the ids it skipped are read back in one SELECT. */
 export class PostgresPlantStore implements PlantStore {
   private readonly batches: GroupCommit<PlantEntity, Outcome>;
 

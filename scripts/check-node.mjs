@@ -1,0 +1,12 @@
+// Run first by `npm ci` (preinstall) and every npm script: on a Node.js older than the supported
+// line, one line saying so, naming scripts/node.sh, and exit 1. An argument is said on stderr
+// once the check passes (what the script is about to do).
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  process.stderr.write(
+    `Plant Store needs Node.js 22.12 or newer (24 LTS recommended), and this is ${process.version}: ` +
+      'install Node 24, or run through scripts/node.sh (scripts/node.sh -- npm ci), which fetches it.\n',
+  );
+  process.exit(1);
+}
+if (process.argv[2] !== undefined) process.stderr.write(`${process.argv[2]}\n`);

@@ -1,0 +1,102 @@
+import { connect, type Socket } from 'node:net';
+import Database from 'better-sqlite3';
+import { testStoreKind } from '../support/databases';
+import { answers, createRequest, replyBody } from '../support/raw-http';
+import { sleep } from '../support/sockets';
+import { startTestApp, type TestApp } from '../support/app';
+
+/**
+ * What a slow client costs is bounded by Node's own deadlines (here scaled down from the 10 s,
+ * 20 s and 10 s of production): the header block, the whole request, and a connection on which
+ * nothing moves. A request that arrived whole and waits for its answer is never cut off.
+ */
+describe('client deadlines', () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    t = await startTestApp({}, { deadlines: { headersMs: 500, requestMs: 1_500, idleMs: 500 } });
+    port = await t.listen();
+  });
+  afterAll(() => t.close());
+  afterEach(async () => {
+    const alive = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(alive.status).toBe(200);
+  });
+
+  /** A connection whose bytes and close the test watches. */
+  function watch(): { socket: Socket; text: () => string; closed: Promise<number> } {
+    const socket = connect(port, '127.0.0.1');
+    const started = Date.now();
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    socket.on('error', () => undefined);
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)));
+    return { socket, text: () => text, closed };
+  }
+
+  const bodyPromised = (length: number): string =>
+    `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${length}\r\n\r\n`;
+
+  it('answers headers dribbled past their deadline with 400, then closes', async () => {
+    const { socket, text, closed } = watch();
+    let line = 0;
+    const dribble = setInterval(() => socket.writable && socket.write(`X-Slow-${line++}: y\r\n`), 100);
+    socket.write('POST /plants HTTP/1.1\r\n');
+    const ms = await closed;
+    clearInterval(dribble);
+    expect(ms).toBeGreaterThanOrEqual(450);
+    expect(replyBody(text())).toEqual({ error: 400, message: expect.stringMatching(/^Request timed out/) });
+  });
+
+  it('disconnects a client whose body stops arriving', async () => {
+    const { socket, text, closed } = watch();
+    socket.write(`${bodyPromised(100)}{"id": 1`);
+    expect(await closed).toBeGreaterThanOrEqual(450);
+    expect(text()).toBe('');
+  });
+
+  it('disconnects a client that dribbles its body past the request deadline', async () => {
+    const { socket, text, closed } = watch();
+    socket.write(bodyPromised(100));
+    const dribble = setInterval(() => socket.writable && socket.write(' '), 100);
+    const ms = await closed;
+    clearInterval(dribble);
+    expect(ms).toBeGreaterThanOrEqual(1_400);
+    expect(text()).toBe('');
+  });
+
+  it('disconnects a client that stops reading its answers', async () => {
+    const { socket, closed } = watch();
+    let received = 0;
+    socket.pause(); // never reads: the server's writes back up
+    socket.write('GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20)); // ~30 MB
+    await sleep(1_500);
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    await closed;
+    const bundle = Number(
+      (await fetch(`http://127.0.0.1:${port}/docs/swagger-ui-bundle.js`, { method: 'HEAD' })).headers.get(
+        'content-length',
+      ),
+    );
+    expect(bundle).toBeGreaterThan(100_000);
+    expect(received).toBeLessThan(20 * bundle);
+  });
+
+  (testStoreKind() === 'sqlite' ? it : it.skip)(
+    'keeps the connection of a request that waits for the store past the idle deadline, and answers it',
+    async () => {
+      const other = new Database(t.databaseUrl.slice('sqlite:'.length));
+      other.exec('BEGIN IMMEDIATE');
+      const { socket, text } = watch();
+      socket.write(createRequest(t.token, 7, 'waited'));
+      await sleep(1_500); // three idle deadlines, well inside the store's own wait
+      other.exec('COMMIT');
+      other.close();
+      while (!text().includes('"waited"')) await sleep(20);
+      expect(answers(text()).map((answer) => answer.code)).toEqual([200]);
+      socket.destroy();
+    },
+  );
+});
