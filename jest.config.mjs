@@ -9,16 +9,8 @@
  * them. (It replaced ts-jest and babel-jest: a fresh clone's first run compiles every module
  * once per jest worker, and SWC does that several times faster.)
  */
-// On a Node.js older than the supported line every suite would fail its own way (better-sqlite3
-// crashes it): `npm test` stops with the one line every entry point gives (src/node-version.ts).
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 12)) {
-  process.stderr.write(
-    `Plant Store needs Node.js 22.12 or newer (24 LTS recommended), and this is ${process.version}: ` +
-      'install Node 24, or run through scripts/node.sh (scripts/node.sh -- npm test), which fetches it.\n',
-  );
-  process.exit(1);
-}
+// On an older Node.js every suite would fail its own way (better-sqlite3 crashes it): one line instead.
+import './scripts/check-node.mjs';
 
 const esmOnly = ['@nestjs'];
 
