@@ -67,7 +67,7 @@ export class RequestGate {
   /** Draining: every request but the probes is answered 503. */
   draining = false;
   private readonly open = new Set<ServerResponse>();
-  private readonly openOn = new WeakMap<Duplex, number>();
+  private readonly openOn = new WeakMap<Duplex, Set<ServerResponse>>();
   private readonly refusals = new WeakMap<Duplex, () => void>();
 
   private readonly logging: boolean;
@@ -91,7 +91,7 @@ export class RequestGate {
     response.setHeader('X-Request-Id', requestId);
     const client = this.logging ? this.clientOf(request) : undefined;
     this.open.add(response);
-    this.openOn.set(socket, (this.openOn.get(socket) ?? 0) + 1);
+    this.openOnSocket(socket).add(response);
     // Probes (tens a minute) and Swagger UI's files are not traced.
     const traced = tracing.on && !isProbe(request) && !DOCS.test(request.url);
     const span = traced ? startRequestSpan(request) : undefined;
@@ -170,9 +170,9 @@ export class RequestGate {
 
   private closed(socket: Duplex, response: ServerResponse): void {
     this.open.delete(response);
-    const left = (this.openOn.get(socket) ?? 1) - 1;
-    this.openOn.set(socket, left);
-    if (left === 0) {
+    const left = this.openOnSocket(socket);
+    left.delete(response);
+    if (left.size === 0) {
       const refusal = this.refusals.get(socket);
       this.refusals.delete(socket);
       refusal?.();
@@ -182,22 +182,26 @@ export class RequestGate {
   /** Runs `refuse` (which writes to `socket`) once every request open on it has been answered. */
   refuseAfterAnswers(socket: Duplex, refuse: () => void): void {
     if (this.refusals.has(socket) || socket.destroyed) return;
-    if ((this.openOn.get(socket) ?? 0) === 0) refuse();
+    if (this.openOnSocket(socket).size === 0) refuse();
     else this.refusals.set(socket, refuse);
   }
 
   /** Whether a request on `socket` is still arriving (its body incomplete). */
   reading(socket: Duplex): boolean {
-    for (const response of this.open) if (response.req.socket === socket && !response.req.complete) return true;
+    for (const response of this.openOnSocket(socket)) if (!response.req.complete) return true;
     return false;
   }
 
   /** Whether a request on `socket` has arrived whole and waits for its answer to begin. */
   awaitingAnswer(socket: Duplex): boolean {
-    for (const response of this.open) {
-      if (response.req.socket === socket && response.req.complete && !response.headersSent) return true;
-    }
+    for (const response of this.openOnSocket(socket)) if (response.req.complete && !response.headersSent) return true;
     return false;
+  }
+
+  private openOnSocket(socket: Duplex): Set<ServerResponse> {
+    let open = this.openOn.get(socket);
+    if (open === undefined) this.openOn.set(socket, (open = new Set()));
+    return open;
   }
 
   /** Begins the drain: new requests are refused, and the answers still to come close their connections. */
