@@ -89,6 +89,8 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { listenOverflows } from '../scripts/listen-overflows.mjs';
+import { freePort } from '../scripts/free-port.mjs';
+import { type Proxy, startProxy } from '../scripts/haproxy.mjs';
 import { type PgBouncer, pgbouncerPath, startPgBouncer } from '../scripts/pgbouncer.mjs';
 
 const ROOT = join(__dirname, '..');
@@ -679,18 +681,6 @@ async function storePath(store: Store, url: string): Promise<string | undefined>
   }
 }
 
-/** A port nobody listens on now, for a process that must be told its port before it starts. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Targets served through the recipe's HAProxy, by two instances. */
 const PROXIED: readonly TargetName[] = ['storm-3000'];
 
@@ -702,46 +692,17 @@ async function startProxied(target: TargetName, env: Record<string, string>, dir
       start(target, { ...env, PORT: String(port), TRUST_PROXY: 'loopback' }, join(dir, `stdout-${i}.log`)),
     ),
   );
-  const [proxyPort, statsPort] = [await freePort(), await freePort()];
-  const proxy = spawn('haproxy', ['-f', join(ROOT, 'deploy/haproxy/plant-store.cfg'), '-db'], {
-    env: {
-      ...process.env,
-      PLANT_STORE_PROXY: `127.0.0.1:${proxyPort}`,
-      PLANT_STORE_A: `127.0.0.1:${ports[0]}`,
-      PLANT_STORE_B: `127.0.0.1:${ports[1]}`,
-      PLANT_STORE_PROXY_STATS: `127.0.0.1:${statsPort}`,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (const deadline = Date.now() + 30_000; ;) {
-    const csv = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then(
-      (r) => r.text(),
-      () => '',
-    );
-    if ((csv.match(/^instances,[ab],(?:[^,]*,){15}UP,/gm) ?? []).length === 2) break;
-    if (Date.now() > deadline) throw new Error(`HAProxy did not see both instances up:\n${csv}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    return { instances, proxy: await startProxy(ports[0], ports[1]) };
+  } catch (error) {
+    await Promise.all(instances.map(({ child }) => stop(child)));
+    throw error;
   }
-  /** Until HAProxy holds no request: wrk's end leaves the requests of its closed connections queued. */
-  const settled = async (): Promise<void> => {
-    for (;;) {
-      const csv = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then((r) => r.text());
-      const backend = csv
-        .split('\n')
-        .find((line) => line.startsWith('instances,BACKEND,'))
-        ?.split(',');
-      if (backend?.[2] === '0' && backend[4] === '0') return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
-  return { instances, proxy, port: proxyPort, settled };
 }
 
 interface Proxied {
   instances: Started[];
-  proxy: ChildProcess;
-  port: number;
-  settled(): Promise<void>;
+  proxy: Proxy;
 }
 
 async function measure(target: TargetName, script: string): Promise<Figures> {
@@ -761,7 +722,7 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
   };
   const proxied = PROXIED.includes(target) ? await startProxied(target, env, dir) : undefined;
   const instances = proxied?.instances ?? [await start(target, env, join(dir, 'stdout-0.log'))];
-  const port = proxied?.port ?? instances[0].port;
+  const port = proxied?.proxy.port ?? instances[0].port;
   const logFiles = instances.map((_, i) => join(dir, `stdout-${i}.log`));
   let peak = 0;
   const wal = STORE[target] === 'sqlite' ? `${store.url.replace(/^sqlite:/, '')}-wal` : undefined;
@@ -782,13 +743,15 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       : driveAutocannon(port, store.token, seconds, connections);
   try {
     const warmUp = await drive(2); // JIT, caches, connections
-    await proxied?.settled();
+    await proxied?.proxy.settled();
     const overflowsBefore = listenOverflows();
     const writesBefore = storeWrites?.() ?? 0;
     const load = await drive(DURATION);
     const written = (storeWrites?.() ?? 0) - writesBefore;
     const overflows = listenOverflows() - overflowsBefore;
     clearInterval(sampler);
+    // The proxy first: instances stopping under it would fail its checks, which is no news.
+    await proxied?.proxy.stop();
     await Promise.all(instances.map(({ child }) => stop(child)));
     const answered = warmUp.ok + warmUp.errors + load.ok + load.errors;
     return {
@@ -807,8 +770,11 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
     };
   } finally {
     clearInterval(sampler);
+    if (proxied !== undefined) {
+      await proxied.proxy.stop();
+      process.stderr.write(proxied.proxy.stderr());
+    }
     for (const { child } of instances) if (child.exitCode === null && child.signalCode === null) await stop(child);
-    if (proxied !== undefined) await stop(proxied.proxy);
     await store.drop();
     await pooler?.close();
     rmSync(dir, { recursive: true, force: true });

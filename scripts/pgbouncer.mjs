@@ -3,27 +3,17 @@
 // passed through. It refuses to run as root, so as root it runs as the `postgres` user.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.mjs';
 
 /** Where Debian installs it; undefined when it is not installed. */
 export function pgbouncerPath() {
   const found = spawnSync('sh', ['-c', 'command -v pgbouncer || ls /usr/sbin/pgbouncer'], { encoding: 'utf8' });
   const path = found.stdout.trim().split('\n')[0];
   return found.status === 0 && path !== '' ? path : undefined;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port) {

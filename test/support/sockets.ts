@@ -1,4 +1,4 @@
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 /** A raw connection to the server, open; rejects if it cannot be opened. */
 export function open(port: number): Promise<Socket> {
@@ -18,14 +18,4 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: 
   return { value, ms: Date.now() - started };
 }
 
-/** A TCP port free on 127.0.0.1 right now, for a server a test starts. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../scripts/free-port.mjs';
