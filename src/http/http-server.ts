@@ -77,9 +77,10 @@ export function createHttpServer(
   };
   server.on('connect', refuseMethod);
   server.on('upgrade', refuseMethod); // Node without shouldUpgradeCallback (before 22.21)
-  // A request that arrived whole keeps its connection until answered (every store wait is bounded).
+  // A request that arrived whole keeps its connection until answered (store waits are bounded); a deadline fires once.
   server.on('timeout', (socket: Socket) => {
-    if (!gate.awaitingAnswer(socket)) socket.destroy();
+    if (gate.awaitingAnswer(socket)) socket.setTimeout(deadlines.idleMs);
+    else socket.destroy();
   });
   return server;
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import Database from 'better-sqlite3';
 import { testStoreKind } from '../support/databases';
@@ -23,16 +24,25 @@ describe('client deadlines', () => {
     expect(alive.status).toBe(200);
   });
 
-  /** A connection whose bytes and close the test watches. */
-  function watch(): { socket: Socket; text: () => string; closed: Promise<number> } {
+  /** A connection whose bytes and close the test watches, and the moment the server lets go of it. */
+  function watch(): { socket: Socket; text: () => string; closed: Promise<number>; serverLetGo: Promise<unknown> } {
+    const accepted = once(t.server, 'connection') as Promise<[Socket]>;
     const socket = connect(port, '127.0.0.1');
     const started = Date.now();
     let text = '';
     socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
     socket.on('error', () => undefined);
     const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)));
-    return { socket, text: () => text, closed };
+    const serverLetGo = accepted.then(([ours]) => once(ours, 'close'));
+    return { socket, text: () => text, closed, serverLetGo };
   }
+
+  const bundleBytes = async (): Promise<number> =>
+    Number(
+      (await fetch(`http://127.0.0.1:${port}/docs/swagger-ui-bundle.js`, { method: 'HEAD' })).headers.get(
+        'content-length',
+      ),
+    );
 
   const bodyPromised = (length: number): string =>
     `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n` +
@@ -67,22 +77,40 @@ describe('client deadlines', () => {
   });
 
   it('disconnects a client that stops reading its answers', async () => {
-    const { socket, closed } = watch();
+    const { socket, closed, serverLetGo } = watch();
     let received = 0;
     socket.pause(); // never reads: the server's writes back up
     socket.write('GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20)); // ~30 MB
-    await sleep(1_500);
+    await serverLetGo;
     socket.on('data', (chunk: Buffer) => (received += chunk.length));
     socket.resume();
     await closed;
-    const bundle = Number(
-      (await fetch(`http://127.0.0.1:${port}/docs/swagger-ui-bundle.js`, { method: 'HEAD' })).headers.get(
-        'content-length',
-      ),
-    );
+    const bundle = await bundleBytes();
     expect(bundle).toBeGreaterThan(100_000);
     expect(received).toBeLessThan(20 * bundle);
   });
+
+  (testStoreKind() === 'sqlite' ? it : it.skip)(
+    'disconnects a client that stops reading, after the answer it waited for past the idle deadline is written',
+    async () => {
+      const other = new Database(t.databaseUrl.slice('sqlite:'.length));
+      other.exec('BEGIN IMMEDIATE');
+      const { socket, text, closed, serverLetGo } = watch();
+      socket.pause();
+      const bundles = 'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(8);
+      socket.write(bundles + createRequest(t.token, 8, 'unread'));
+      await sleep(1_500); // the idle deadline passes while the create waits for the store
+      other.exec('COMMIT');
+      other.close();
+      await serverLetGo;
+      let received = 0;
+      socket.on('data', (chunk: Buffer) => (received += chunk.length));
+      socket.resume();
+      await closed;
+      expect(received).toBeLessThan(8 * (await bundleBytes()));
+      expect(text()).not.toContain('"unread"');
+    },
+  );
 
   (testStoreKind() === 'sqlite' ? it : it.skip)(
     'keeps the connection of a request that waits for the store past the idle deadline, and answers it',
