@@ -79,13 +79,7 @@ async function bootstrap(): Promise<void> {
   for (const retired of config.retired) logger.warn({ context: 'Configuration' }, retired);
   warnIfDescriptorsShort(config, logger);
   // Tracing first, when asked for, so that it sees `pg` load and the first request.
-  const stopTracing =
-    config.tracing === undefined
-      ? undefined
-      : (await import('./observability/tracing-sdk.js')).startTracing(
-          config.tracing.endpoint,
-          config.tracing.serviceName,
-        );
+  const stopTracing = config.tracing && (await import('./observability/tracing-sdk.js')).startTracing(config.tracing);
   const { createApp } = await import('./app.setup.js');
   let started: Awaited<ReturnType<typeof createApp>>;
   try {

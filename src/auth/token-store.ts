@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import type { StoreImplementations } from '../database/database.module';
-import { boundedQuery, postgresFailure, withPooledClient } from '../database/postgres/connection';
+import { boundedRead, postgresFailure, withPooledClient } from '../database/postgres/connection';
 import { nativeSqlite, sqliteFailure } from '../database/sqlite/handle';
 import type { StoreOutage } from '../database/store-outage';
 
@@ -46,9 +46,9 @@ export class SqliteTokenStore implements TokenStore {
 }
 
 const LOOKUP =
-  'SELECT "token_hash" AS "hash", "name", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" = ANY($1::text[])';
+  'SELECT "token_hash" AS "hash", "name", "revoked_at" AS "revokedAt" FROM "api_token" WHERE "token_hash" IN';
 
-/** A turn's look-ups in one bounded statement: one round trip for all of them. */
+/** A turn's look-ups in one message with their bounds: one round trip, and no BEGIN and COMMIT to run. */
 export class PostgresTokenStore implements TokenStore {
   readonly gathersATurn = true;
 
@@ -61,8 +61,9 @@ export class PostgresTokenStore implements TokenStore {
     const epoch = this.outage.epoch;
     try {
       return await withPooledClient(this.dataSource, async (client) => {
-        const result = await boundedQuery<TokenRecord & { hash: string }>(client, { text: LOOKUP, values: [hashes] });
-        return new Map(result.rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
+        const quoted = hashes.map((hash) => client.escapeLiteral(hash)).join(', ');
+        const rows = await boundedRead<TokenRecord & { hash: string }>(client, `${LOOKUP} (${quoted})`);
+        return new Map(rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
       });
     } catch (error) {
       throw this.outage.report(postgresFailure(error), epoch);

@@ -69,7 +69,6 @@ export class RequestGate {
   private readonly open = new Set<ServerResponse>();
   private readonly openOn = new WeakMap<Duplex, Set<ServerResponse>>();
   private readonly refusals = new WeakMap<Duplex, () => void>();
-
   private readonly logging: boolean;
 
   constructor(

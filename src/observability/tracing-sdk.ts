@@ -5,7 +5,8 @@ import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
 import { tracing } from './tracing';
 
 /** Loaded before the application: the `pg` instrumentation must see `pg` load. Resolves with the SDK's shutdown. */
-export function startTracing(endpoint: string, serviceName: string): () => Promise<void> {
+export function startTracing(exporter: { endpoint: string; serviceName: string }): () => Promise<void> {
+  const { endpoint, serviceName } = exporter;
   const sdk = new NodeSDK({
     serviceName,
     spanProcessors: [

@@ -98,4 +98,25 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
       await database.drop();
     }
   });
+  it("bounds a token read by the server's own lock wait: 503 with its SQLSTATE, then serves again", async () => {
+    const database = await freshDatabase();
+    const token = await createToken(database.url, 'lock');
+    const server = await startServer({ DATABASE_URL: database.url });
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('LOCK TABLE api_token IN ACCESS EXCLUSIVE MODE');
+      expect(await create(server, token, 1)).toEqual({ error: 503, message: expect.any(String) });
+      // lock_timeout's SQLSTATE, not the client's own give-up: the read carried its bounds.
+      expect(server.output()).toMatch(/store outage started: .*SQLSTATE 55P03/);
+      await other.query('ROLLBACK');
+      await readyAgain(server.url);
+      expect(await create(server, token, 2)).toEqual({ name: 'locked out' });
+    } finally {
+      await other.end();
+      await stopServer(server);
+      await database.drop();
+    }
+  });
 });

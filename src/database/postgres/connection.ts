@@ -98,6 +98,12 @@ export async function boundedQuery<R extends QueryResultRow>(
   return result.value;
 }
 
+/** A read and its bounds in one simple query, one implicit transaction (a read waits for no standby). */
+export async function boundedRead<R extends QueryResultRow>(client: PoolClient, text: string): Promise<R[]> {
+  const results = await client.query(within({ text: `${BOUNDS}; ${text}` }, POSTGRES_ANSWER_WAIT_MS));
+  return (results as unknown as QueryResult<R>[]).at(-1)?.rows ?? [];
+}
+
 /** `COMMIT`, given up POSTGRES_COMMIT_WAIT_MS after the statement before it settled. */
 function commitWithin(client: PoolClient, after: Promise<unknown>): Promise<unknown> {
   const committed = client.query(within({ text: 'COMMIT' }, POSTGRES_ANSWER_WAIT_MS));

@@ -97,6 +97,7 @@ const CHECK =
   `has_table_privilege('"plant"', 'INSERT') AND has_table_privilege('"plant"', 'SELECT') ` +
   `AND has_table_privilege('"api_token"', 'SELECT') AS "mayWrite", ` +
   `pg_logical_emit_message(true, 'plant-store', 'health check') IS NOT NULL AS "committing"`;
+type CheckRow = { readOnly: string; mayWrite: boolean };
 
 export class PostgresStoreCheck extends StoreCheck {
   constructor(private readonly dataSource: DataSource) {
@@ -106,9 +107,7 @@ export class PostgresStoreCheck extends StoreCheck {
   async ready(): Promise<void> {
     const row = await withPooledClient(this.dataSource, async (client) => {
       // Several statements in one text: pg answers with one result each.
-      const results = (await boundedQuery(client, { text: CHECK })) as unknown as {
-        rows: { readOnly: string; mayWrite: boolean }[];
-      }[];
+      const results = (await boundedQuery(client, { text: CHECK })) as unknown as { rows: CheckRow[] }[];
       return results.at(-1)?.rows[0];
     });
     if (row?.readOnly !== 'off') throw new StoreUnavailableError('the database is read-only');
