@@ -109,6 +109,7 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
       await other.query('LOCK TABLE api_token IN ACCESS EXCLUSIVE MODE');
       expect(await create(server, token, 1)).toEqual({ error: 503, message: expect.any(String) });
       // lock_timeout's SQLSTATE, not the client's own give-up: the read carried its bounds.
+      while (!server.output().includes('store outage started')) await sleep(20); // the log line follows the answer
       expect(server.output()).toMatch(/store outage started: .*SQLSTATE 55P03/);
       await other.query('ROLLBACK');
       await readyAgain(server.url);
