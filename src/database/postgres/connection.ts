@@ -98,9 +98,9 @@ export async function boundedQuery<R extends QueryResultRow>(
   return result.value;
 }
 
-/** A read and its bounds in one simple query, one implicit transaction (a read waits for no standby). */
+/** A read and its bounds in one simple query (one implicit transaction), given up when BEGIN would be. */
 export async function boundedRead<R extends QueryResultRow>(client: PoolClient, text: string): Promise<R[]> {
-  const results = await client.query(within({ text: `${BOUNDS}; ${text}` }, POSTGRES_ANSWER_WAIT_MS));
+  const results = await client.query(within({ text: `${BOUNDS}; ${text}` }, POSTGRES_POOL_WAIT_MS));
   return (results as unknown as QueryResult<R>[]).at(-1)?.rows ?? [];
 }
 
