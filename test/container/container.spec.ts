@@ -147,8 +147,11 @@ describe('the image, run as the Kubernetes Deployment runs it', () => {
     const delay = Number(container.env.find((variable) => variable.name === 'SHUTDOWN_DELAY')!.value);
     const signalled = Date.now();
     expect(podman(['kill', '--signal', 'SIGTERM', name]).status).toBe(0);
-    await sleep(500);
-    expect((await get(http, container.readinessProbe.httpGet.path)).status).toBe(503);
+    // Readiness fails at once and stays failed through SHUTDOWN_DELAY: seen before the exit (then 0).
+    const readiness = async () => (await get(http, container.readinessProbe.httpGet.path)).status;
+    let ready: number;
+    while ((ready = await readiness()) === 200) await sleep(50);
+    expect(ready).toBe(503);
     const waited = podman(['wait', name], pod.terminationGracePeriodSeconds * 1000);
     const tookMs = Date.now() - signalled;
     expect(waited.stdout.trim()).toBe('0');

@@ -122,7 +122,7 @@ describe('client deadlines', () => {
       await sleep(1_500); // three idle deadlines, well inside the store's own wait
       other.exec('COMMIT');
       other.close();
-      while (!text().includes('"waited"')) await sleep(20);
+      while (!text().includes('"waited"') && !socket.destroyed) await sleep(20);
       expect(answers(text()).map((answer) => answer.code)).toEqual([200]);
       socket.destroy();
     },
