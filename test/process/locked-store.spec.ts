@@ -65,7 +65,11 @@ describeOnSqlite('a SQLite file locked by another process', () => {
 });
 
 describeOnPostgres('a PostgreSQL table locked by another connection', () => {
-  it('answers creates 503 within the statement bound, commits none of them later, and keeps serving', async () => {
+  /** A server on a fresh database, with `table` locked by another connection (`other`) when `check` begins. */
+  async function whileLocked(
+    table: 'plant' | 'api_token',
+    check: (at: { server: ServerProcess; token: string; other: pg.Client }) => Promise<void>,
+  ): Promise<void> {
     const database = await freshDatabase();
     const token = await createToken(database.url, 'lock');
     const server = await startServer({ DATABASE_URL: database.url });
@@ -73,7 +77,17 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
     await other.connect();
     try {
       await other.query('BEGIN');
-      await other.query('LOCK TABLE plant IN ACCESS EXCLUSIVE MODE');
+      await other.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      await check({ server, token, other });
+    } finally {
+      await other.end();
+      await stopServer(server);
+      await database.drop();
+    }
+  }
+
+  it('answers creates 503 within the statement bound, commits none of them later, and keeps serving', () =>
+    whileLocked('plant', async ({ server, token, other }) => {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) => timed(() => create(server, token, 100 + i))),
       );
@@ -92,21 +106,10 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
       const lines = server.output();
       expect(lines.match(/store outage started/g)).toHaveLength(1);
       expect(lines.match(/store outage ended/g)).toHaveLength(1);
-    } finally {
-      await other.end();
-      await stopServer(server);
-      await database.drop();
-    }
-  });
-  it("bounds a token read by the server's own lock wait: 503, nothing left waiting, then serves again", async () => {
-    const database = await freshDatabase();
-    const token = await createToken(database.url, 'lock');
-    const server = await startServer({ DATABASE_URL: database.url });
-    const other = new pg.Client({ connectionString: database.url });
-    await other.connect();
-    try {
-      await other.query('BEGIN');
-      await other.query('LOCK TABLE api_token IN ACCESS EXCLUSIVE MODE');
+    }));
+
+  it("bounds a token read by the server's own lock wait: 503, nothing left waiting, then serves again", () =>
+    whileLocked('api_token', async ({ server, token, other }) => {
       expect(await create(server, token, 1)).toEqual({ error: 503, message: expect.any(String) });
       // The server's lock_timeout ended the read; without it, its backend would wait on as long as the lock.
       const waiting = await other.query(
@@ -116,10 +119,5 @@ describeOnPostgres('a PostgreSQL table locked by another connection', () => {
       await other.query('ROLLBACK');
       await readyAgain(server.url);
       expect(await create(server, token, 2)).toEqual({ name: 'locked out' });
-    } finally {
-      await other.end();
-      await stopServer(server);
-      await database.drop();
-    }
-  });
+    }));
 });
