@@ -44,6 +44,8 @@ describe('client deadlines', () => {
       ),
     );
 
+  const bundleRequest = 'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n';
+
   const bodyPromised = (length: number): string =>
     `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${length}\r\n\r\n`;
@@ -80,7 +82,7 @@ describe('client deadlines', () => {
     const { socket, closed, serverLetGo } = watch();
     let received = 0;
     socket.pause(); // never reads: the server's writes back up
-    socket.write('GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20)); // ~30 MB
+    socket.write(bundleRequest.repeat(20)); // ~30 MB
     await serverLetGo;
     socket.on('data', (chunk: Buffer) => (received += chunk.length));
     socket.resume();
@@ -97,8 +99,7 @@ describe('client deadlines', () => {
       other.exec('BEGIN IMMEDIATE');
       const { socket, text, closed, serverLetGo } = watch();
       socket.pause();
-      const bundles = 'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(8);
-      socket.write(bundles + createRequest(t.token, 8, 'unread'));
+      socket.write(bundleRequest.repeat(8) + createRequest(t.token, 8, 'unread'));
       await sleep(1_500); // the idle deadline passes while the create waits for the store
       other.exec('COMMIT');
       other.close();
