@@ -55,7 +55,8 @@ export async function createApp(
     app.use(gate.use);
     setupOpenApi(app);
     await app.init();
-    const server = createHttpServer(instance, gate, { logger, metrics: app.get(Metrics) }, deadlines);
+    const log = { logger, metrics: app.get(Metrics), maxInFlight: config.maxInFlight };
+    const server = createHttpServer(instance, gate, log, deadlines);
     return { app, server };
   } catch (error) {
     if (app !== undefined) await app.close().catch(() => undefined);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
-import { descriptorLimit, listen, listenFailure, RESERVED_DESCRIPTORS } from './http/http-server';
+import { listen, listenFailure } from './http/http-server';
 import { RequestGate, SHUTDOWN_DEADLINE_MS } from './http/request-gate';
 import { createRootLogger, exitAfterLogs } from './observability/logger';
 import { Metrics } from './observability/metrics';
@@ -24,16 +24,6 @@ function configOrExit(): AppConfig | undefined {
     exitAfterLogs(logger, 1);
     return undefined;
   }
-}
-
-function warnIfDescriptorsShort(config: AppConfig, logger: Logger): void {
-  const limit = descriptorLimit();
-  const needed = config.maxInFlight + RESERVED_DESCRIPTORS;
-  if (limit === undefined || limit >= needed) return;
-  logger.warn(
-    { context: 'Connections', limit, needed },
-    `the descriptor limit is ${limit}, below the ${needed} that MAX_IN_FLIGHT=${config.maxInFlight} needs: raise it (LimitNOFILE=, ulimit -n) or keep the proxy's maxconn below ${limit - RESERVED_DESCRIPTORS}`,
-  );
 }
 
 /** Readiness fails at once; SHUTDOWN_DELAY later the drain; exit 0 once answered (1 past the deadline). */
@@ -77,7 +67,6 @@ async function bootstrap(): Promise<void> {
   if (config === undefined) return;
   const logger = createRootLogger(config.logLevel, undefined, config.logFormat);
   for (const retired of config.retired) logger.warn({ context: 'Configuration' }, retired);
-  warnIfDescriptorsShort(config, logger);
   // Tracing first, when asked for, so that it sees `pg` load and the first request.
   const stopTracing = config.tracing && (await import('./observability/tracing-sdk.js')).startTracing(config.tracing);
   const { createApp } = await import('./app.setup.js');

@@ -23,12 +23,10 @@ export type ErrorHeaders = Readonly<Record<string, string>>;
 export function closeLingering(socket: Duplex, reading?: IncomingMessage): void {
   closingSockets.add(socket);
   const net = socket as Socket;
-  const startBytes = net.bytesRead ?? 0;
+  const startBytes = net.bytesRead;
   const done = (): void => void socket.destroy();
   const deadline = setTimeout(done, LINGER_MS).unref();
-  const meter = setInterval(() => {
-    if ((net.bytesRead ?? 0) - startBytes > LINGER_MAX_BYTES) done();
-  }, 100).unref();
+  const meter = setInterval(() => net.bytesRead - startBytes > LINGER_MAX_BYTES && done(), 100).unref();
   socket.once('close', () => {
     clearTimeout(deadline);
     clearInterval(meter);
@@ -46,12 +44,10 @@ export function writeError(
   body: ErrorBody,
   headers: ErrorHeaders = {},
 ): void {
+  if (codes.has(response)) return; // answered already: by a refusal of its connection
   codes.set(response, body.error);
-  if (response.headersSent) {
-    // Too late for an answer in the contract: cut the connection rather than send a wrong one.
-    request.socket.destroy();
-    return;
-  }
+  // Too late for an answer in the contract: cut the connection rather than send a wrong one.
+  if (response.headersSent) return void request.socket.destroy();
   const json = JSON.stringify(body);
   for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
   response.statusCode = 400;
@@ -65,14 +61,21 @@ export function writeError(
   }
   response.setHeader('Connection', 'close');
   closingSockets.add(request.socket);
+  // A HEAD answer has no body to wait on: Node ends the connection once its head is written.
+  if (request.method === 'HEAD') return void response.end();
   // Not ended: Node would destroy the socket as soon as the answer is written.
   response.write(json, () => closeLingering(request.socket, request));
 }
 
-/** The server's own refusals (capacity, the drain): 503 with `Retry-After`, connection closed. */
-export function writeUnavailable(request: IncomingMessage, response: ServerResponse, message: string): void {
+/** The server's own refusals (capacity, the drain, a connection's last request): 503 with `Retry-After`, connection closed. */
+export function writeUnavailable(
+  request: IncomingMessage,
+  response: ServerResponse,
+  message: string,
+  retryAfter = '1',
+): void {
   response.setHeader('Connection', 'close');
-  writeError(request, response, { error: ErrorCode.ServiceUnavailable, message }, { 'Retry-After': '1' });
+  writeError(request, response, { error: ErrorCode.ServiceUnavailable, message }, { 'Retry-After': retryAfter });
 }
 
 /** The same answer straight to a socket, for bytes that never became a request; then a lingering close. */

@@ -6,28 +6,24 @@ import type { AddressInfo, ListenOptions, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
-import { closingSockets, writeRawError } from '../errors/error-response';
+import { closeLingering, closingSockets, writeError, writeRawError } from '../errors/error-response';
 import { type Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import type { RequestGate } from './request-gate';
 
-/** What a client may take: the header block, the whole request, a connection on which nothing moves. */
-export const DEADLINES = { headersMs: 10_000, requestMs: 20_000, idleMs: 10_000 };
+/** What a client may take. Nothing moving outlasts the header deadline's check, which answers a header block cut short. */
+export const DEADLINES = { headersMs: 10_000, requestMs: 20_000, idleMs: 12_000 };
 export type Deadlines = typeof DEADLINES;
 
 /** A connection serves this many requests: what a client pipelining without reading costs is bounded by it. */
 export const MAX_REQUESTS_PER_CONNECTION = 1_000;
 
-function parserRefusal(error: NodeJS.ErrnoException, deadlines: Deadlines): ErrorBody {
-  if (error.code === 'HPE_HEADER_OVERFLOW') {
+function refusalOf(code: string | undefined, { headersMs, requestMs, idleMs }: Deadlines): ErrorBody {
+  if (code === 'HPE_HEADER_OVERFLOW') {
     return { error: ErrorCode.RequestHeaderFieldsTooLarge, message: 'Request headers are too large' };
   }
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return {
-      error: ErrorCode.BadRequest,
-      message: `Request timed out: the headers must arrive within ${deadlines.headersMs / 1000} s and the whole request within ${deadlines.requestMs / 1000} s`,
-    };
-  }
-  return { error: ErrorCode.BadRequest, message: 'Malformed HTTP request' };
+  if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') return { error: ErrorCode.BadRequest, message: 'Malformed HTTP request' };
+  const limits = `the headers must arrive within ${headersMs / 1000} s and the whole request within ${requestMs / 1000} s`;
+  return { error: ErrorCode.BadRequest, message: `Request timed out: ${limits}, with no pause of ${idleMs / 1000} s` };
 }
 
 /**
@@ -38,23 +34,35 @@ function parserRefusal(error: NodeJS.ErrnoException, deadlines: Deadlines): Erro
 export function createHttpServer(
   app: RequestListener,
   gate: RequestGate,
-  log: { logger: Logger; metrics: Metrics },
+  log: { logger: Logger; metrics: Metrics; maxInFlight: number },
   deadlines: Deadlines = DEADLINES,
 ): Server {
   const server = createServer(
     {
       headersTimeout: deadlines.headersMs,
       requestTimeout: deadlines.requestMs,
-      connectionsCheckingInterval: Math.min(1_000, deadlines.headersMs),
+      connectionsCheckingInterval: deadlines.headersMs / 10,
+      // The idle deadline covers a kept-alive connection too, and outlasts the header deadline.
+      keepAliveTimeout: 0,
       requireHostHeader: false,
       shouldUpgradeCallback: () => false,
     },
     app,
   );
   server.setTimeout(deadlines.idleMs);
-  server.maxRequestsPerSocket = MAX_REQUESTS_PER_CONNECTION;
   server.on('checkContinue', app);
   server.on('checkExpectation', app);
+  const limit = descriptorLimit();
+  if (limit !== undefined) {
+    // Clients take what the store, the log and the listeners leave: a PostgreSQL pool can always connect.
+    server.maxConnections = Math.max(1, limit - RESERVED_DESCRIPTORS);
+    const [needed, context] = [log.maxInFlight + RESERVED_DESCRIPTORS, 'Connections'];
+    const advice = `raise it (LimitNOFILE=, ulimit -n) or keep the proxy's maxconn below ${server.maxConnections}`;
+    const short = `the descriptor limit is ${limit}, below the ${needed} that MAX_IN_FLIGHT=${log.maxInFlight} needs`;
+    if (limit < needed) log.logger.warn({ context, limit, needed }, `${short}: ${advice}`);
+    const refused = `refused a connection: ${server.maxConnections} are open, all that the descriptor limit leaves`;
+    server.once('drop', () => log.logger.warn({ context, limit }, `${refused}; ${advice}`));
+  }
 
   const refuse = (socket: Duplex, body: ErrorBody, detail: object = {}, headers = {}): void => {
     gate.refuseAfterAnswers(socket, () => {
@@ -65,11 +73,17 @@ export function createHttpServer(
       writeRawError(socket, body, requestId, headers);
     });
   };
+  /** The request still arriving on `socket` gets `body` as its answer, in its turn; else the bytes that never became one. */
+  const answerBroken = (socket: Duplex, body: ErrorBody, detail: object): void => {
+    const reading = gate.readingResponse(socket);
+    if (reading === undefined) return refuse(socket, body, detail);
+    if (reading.headersSent) return gate.refuseAfterAnswers(socket, () => closeLingering(socket));
+    writeError(reading.req, reading, body);
+  };
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === 'HPE_CLOSED_CONNECTION' || closingSockets.has(socket)) return;
-    // A body cut short (by its client, or the request deadline) cannot be answered: disconnected.
-    if (error.code === 'ECONNRESET' || !socket.writable || gate.reading(socket)) return void socket.destroy();
-    refuse(socket, parserRefusal(error, deadlines), { parserError: error.code ?? 'unknown' });
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    answerBroken(socket, refusalOf(error.code, deadlines), { parserError: error.code ?? 'unknown' });
   });
   const refuseMethod = (request: IncomingMessage, socket: Duplex): void => {
     const body = { error: ErrorCode.MethodNotAllowed, message: `${request.method} is not supported; use POST /plants` };
@@ -77,10 +91,12 @@ export function createHttpServer(
   };
   server.on('connect', refuseMethod);
   server.on('upgrade', refuseMethod); // Node without shouldUpgradeCallback (before 22.21)
-  // A request that arrived whole keeps its connection until answered (store waits are bounded); a deadline fires once.
+  // A request that arrived whole keeps its connection until answered (store waits are bounded);
+  // one still arriving is answered; a deadline fires once, so it is set again.
   server.on('timeout', (socket: Socket) => {
-    if (gate.awaitingAnswer(socket)) socket.setTimeout(deadlines.idleMs);
-    else socket.destroy();
+    if (gate.awaitingAnswer(socket)) return void socket.setTimeout(deadlines.idleMs);
+    if (gate.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
+    answerBroken(socket, refusalOf('ERR_HTTP_REQUEST_TIMEOUT', deadlines), { timedOut: true });
   });
   return server;
 }
@@ -102,8 +118,6 @@ export function listenFailure(error: NodeJS.ErrnoException, at: { port: number; 
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return `${HOST} "${at.host}" cannot be resolved (${error.code}); use an address such as 0.0.0.0, 127.0.0.1 or ::`;
-    case 'EADDRNOTAVAIL':
-      return `${HOST} ${at.host} is not an address of this machine (EADDRNOTAVAIL)`;
     default:
       return `cannot listen on ${HOST} ${at.host}, ${PORT} ${at.port}: ${error.message}`;
   }

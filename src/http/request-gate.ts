@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { logAnswer, requestIdOf, ROOT_LOGGER } from '../observability/logger';
 import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import { endRequestSpan, startRequestSpan, tracing, withSpan } from '../observability/tracing';
+import { MAX_REQUESTS_PER_CONNECTION } from './http-server';
 
 /** The health probes' paths: never shed, answered while draining. */
 export const PROBE_PATHS = { health: '/health', live: '/health/live', ready: '/health/ready' } as const;
@@ -69,6 +70,7 @@ export class RequestGate {
   private readonly open = new Set<ServerResponse>();
   private readonly openOn = new WeakMap<Duplex, Set<ServerResponse>>();
   private readonly refusals = new WeakMap<Duplex, () => void>();
+  private readonly served = new WeakMap<Duplex, number>();
   private readonly logging: boolean;
 
   constructor(
@@ -141,7 +143,7 @@ export class RequestGate {
       writeError(request, response, refusal);
       return false;
     }
-    const expect = request.headers.expect;
+    const expect = request.httpVersionMinor === 1 ? request.headers.expect : undefined; // RFC 9110 §10.1.1
     if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
       writeError(request, response, {
         error: ErrorCode.ExpectationFailed,
@@ -153,6 +155,12 @@ export class RequestGate {
     if (isProbe(request)) return true;
     if (this.draining) {
       writeUnavailable(request, response, 'The server is shutting down; try again');
+      return false;
+    }
+    const served = (this.served.get(request.socket) ?? 0) + 1;
+    this.served.set(request.socket, served);
+    if (served > MAX_REQUESTS_PER_CONNECTION) {
+      writeUnavailable(request, response, 'This connection has served all its requests: use a new connection', '0');
       return false;
     }
     if (this.open.size > this.config.maxInFlight) {
@@ -185,10 +193,10 @@ export class RequestGate {
     else this.refusals.set(socket, refuse);
   }
 
-  /** Whether a request on `socket` is still arriving (its body incomplete). */
-  reading(socket: Duplex): boolean {
-    for (const response of this.openOnSocket(socket)) if (!response.req.complete) return true;
-    return false;
+  /** The answer to the request on `socket` still arriving (its body incomplete), if one is. */
+  readingResponse(socket: Duplex): ServerResponse | undefined {
+    for (const response of this.openOnSocket(socket)) if (!response.req.complete) return response;
+    return undefined;
   }
 
   /** Whether a request on `socket` has arrived whole and waits for its answer to begin. */

@@ -92,7 +92,9 @@ async function readText(request: Request, limit: number, schema: string): Promis
   checkMediaType(request);
   if (length !== undefined && Number(length) > limit) throw tooLarge(limit);
   // Only now, with the request accepted on its headers, is the client told to send its body.
-  if (/^100-continue$/i.test(request.headers.expect ?? '')) request.res?.writeContinue();
+  if (request.httpVersionMinor === 1 && /^100-continue$/i.test(request.headers.expect ?? '')) {
+    request.res?.writeContinue();
+  }
   let raw: Buffer;
   try {
     raw = await getRawBody(request, { length, limit });
@@ -159,7 +161,7 @@ export function parseJsonNumber(text: string): bigint | number {
 const MAY_ROUND = /\d[\d.]{16}/;
 
 /**
- * Where a number may have been rounded, its source text (the reviver's context) is read instead.
+ * Where a number may have been rounded, its source text is read instead.
  * A nested value is passed on as `{}`: it fails all the same, and validation never walks it.
  */
 export function readJsonFields(text: string, fields: readonly string[]): Record<string, unknown> | undefined {
@@ -186,17 +188,27 @@ export function readJsonFields(text: string, fields: readonly string[]): Record<
   return taken;
 }
 
-/** The source text of each of `fields`' values in the object `text`, where the value is a primitive. */
+/**
+ * The source text of `fields`' values in the object `text` (valid JSON), the last of a repeated
+ * key as `JSON.parse` takes it. A reviver would give it, but walks every nested value, and runs
+ * out of stack on a deep one: this scan keeps to the top level.
+ */
 function sourcesOf(text: string, fields: readonly string[]): Record<string, string | undefined> {
-  const wanted = new Set(fields);
-  const found = new WeakMap<object, Record<string, string>>();
-  const root = JSON.parse(text, function (this: object, key: string, value: unknown, context?: { source?: string }) {
-    if (wanted.has(key) && context?.source !== undefined) {
-      const sources = found.get(this) ?? {};
-      sources[key] = context.source;
-      found.set(this, sources);
+  const sources: Record<string, string | undefined> = {};
+  let [depth, key, start] = [0, '', -1];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const open = i;
+      while (text[++i] !== '"') if (text[i] === '\\') i++;
+      if (depth === 1 && start === -1) key = JSON.parse(text.slice(open, i + 1)) as string;
+    } else if (c === ':' && depth === 1) start = i + 1;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === ',' || c === '}' || c === ']') {
+      if (depth === 1 && start !== -1 && fields.includes(key)) sources[key] = text.slice(start, i).trim();
+      if (depth === 1) start = -1;
+      if (c !== ',') depth--;
     }
-    return value;
-  }) as object;
-  return found.get(root) ?? {};
+  }
+  return sources;
 }

@@ -5,17 +5,21 @@ import { testStoreKind } from '../support/databases';
 import { answers, createRequest, replyBody } from '../support/raw-http';
 import { sleep } from '../support/sockets';
 import { startTestApp, type TestApp } from '../support/app';
+import { DEADLINES } from '../../src/http/http-server';
 
 /**
- * What a slow client costs is bounded by Node's own deadlines (here scaled down from the 10 s,
- * 20 s and 10 s of production): the header block, the whole request, and a connection on which
+ * What a slow client costs is bounded by Node's own deadlines (here scaled down from production's
+ * 10 s, 20 s and 12 s): the header block, the whole request, and a connection on which
  * nothing moves. A request that arrived whole and waits for its answer is never cut off.
  */
+/** Production's deadlines over 20, in the same proportions: nothing moving outlasts the header deadline. */
+const SCALED = { headersMs: 500, requestMs: 1_000, idleMs: (500 * DEADLINES.idleMs) / DEADLINES.headersMs };
+
 describe('client deadlines', () => {
   let t: TestApp;
   let port: number;
   beforeAll(async () => {
-    t = await startTestApp({}, { deadlines: { headersMs: 500, requestMs: 1_500, idleMs: 500 } });
+    t = await startTestApp({}, { deadlines: SCALED });
     port = await t.listen();
   });
   afterAll(() => t.close());
@@ -61,21 +65,30 @@ describe('client deadlines', () => {
     expect(replyBody(text())).toEqual({ error: 400, message: expect.stringMatching(/^Request timed out/) });
   });
 
-  it('disconnects a client whose body stops arriving', async () => {
+  it('answers a request line followed by silence with 400 at the header deadline, then closes', async () => {
     const { socket, text, closed } = watch();
-    socket.write(`${bodyPromised(100)}{"id": 1`);
+    socket.write('GET /\r\n');
     expect(await closed).toBeGreaterThanOrEqual(450);
-    expect(text()).toBe('');
+    expect(replyBody(text())).toEqual({ error: 400, message: expect.stringMatching(/^Request timed out/) });
+    expect(text()).toMatch(/\r\nX-Request-Id: \S+/i);
   });
 
-  it('disconnects a client that dribbles its body past the request deadline', async () => {
+  it('answers a request whose body stops arriving with 400 once nothing moves, then closes', async () => {
+    const { socket, text, closed } = watch();
+    socket.write(`${bodyPromised(100)}{"id": 1`);
+    expect(await closed).toBeGreaterThanOrEqual(SCALED.idleMs - 50);
+    expect(replyBody(text())).toEqual({ error: 400, message: expect.stringMatching(/^Request timed out/) });
+  });
+
+  it('answers a body dribbled past the request deadline with 400, then closes', async () => {
     const { socket, text, closed } = watch();
     socket.write(bodyPromised(100));
     const dribble = setInterval(() => socket.writable && socket.write(' '), 100);
     const ms = await closed;
     clearInterval(dribble);
-    expect(ms).toBeGreaterThanOrEqual(1_400);
-    expect(text()).toBe('');
+    expect(ms).toBeGreaterThanOrEqual(SCALED.requestMs - 50);
+    expect(replyBody(text())).toEqual({ error: 400, message: expect.stringMatching(/^Request timed out/) });
+    expect(text()).toMatch(/\r\nConnection: close\r\n/i);
   });
 
   it('disconnects a client that stops reading its answers', async () => {
@@ -120,7 +133,7 @@ describe('client deadlines', () => {
       other.exec('BEGIN IMMEDIATE');
       const { socket, text } = watch();
       socket.write(createRequest(t.token, 7, 'waited'));
-      await sleep(1_500); // three idle deadlines, well inside the store's own wait
+      await sleep(1_500); // past two idle deadlines, well inside the store's own wait
       other.exec('COMMIT');
       other.close();
       while (!text().includes('"waited"') && !socket.destroyed) await sleep(20);

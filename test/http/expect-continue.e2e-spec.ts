@@ -5,7 +5,8 @@ import { startTestApp, type TestApp } from '../support/app';
 /**
  * `Expect: 100-continue`: the client waits for a `100 Continue` before sending its body. The
  * server sends one only once the request has passed every check of its headers, so that a
- * refusal (credentials, size, media type) comes first and alone. Any other `Expect` is 417.
+ * refusal (credentials, size, media type) comes first and alone. Any other `Expect` is 417. An
+ * HTTP/1.0 client's `Expect` is ignored (RFC 9110 §10.1.1).
  */
 describe('Expect', () => {
   let t: TestApp;
@@ -44,6 +45,20 @@ describe('Expect', () => {
     // The client never sends the body: it waits for a 100 that must not come.
     const { reply } = await exchange(port, head(headers.replace('TOKEN', t.token), length));
     expect(answers(reply).map((answer) => answer.code)).toEqual([code]);
+  });
+
+  it.each([
+    ['100-continue', 10],
+    ['teapot', 11],
+  ])('ignores Expect: %s from an HTTP/1.0 client', async (expectation, id) => {
+    const body = `{"id": ${id}, "name": "http/1.0 ${expectation}"}`;
+    const { reply } = await exchange(
+      port,
+      `POST /plants HTTP/1.0\r\nExpect: ${expectation}\r\nAuthorization: Bearer ${t.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expect(reply).toMatch(/^HTTP\/1\.1 200 /);
+    expect(reply.slice(reply.indexOf('\r\n\r\n') + 4)).toBe(JSON.stringify({ name: `http/1.0 ${expectation}` }));
   });
 
   it('answers an Expect other than 100-continue with 417, in the contract', async () => {

@@ -2,7 +2,7 @@
  * @slow 6 s: 800 connections held to a server with 1,024 descriptors
  */
 import { freshDatabase, type TestDatabase } from '../support/databases';
-import { createToken, startServer, stopServer } from '../support/server-process';
+import { createToken, startServerWithDescriptors, stopServer } from '../support/server-process';
 import { open, sleep } from '../support/sockets';
 
 /**
@@ -20,10 +20,7 @@ describe('a server with 1,024 descriptors and 800 idle connections', () => {
 
   it('says at start what to raise, answers liveness 200 and creates 200, and stays ready', async () => {
     const token = await createToken(database.url, 'descriptors');
-    const server = await startServer({ DATABASE_URL: database.url }, 20_000, undefined, 'socket', undefined, [
-      'prlimit',
-      '--nofile=1024:1024',
-    ]);
+    const server = await startServerWithDescriptors({ DATABASE_URL: database.url }, 1024);
     const held = await Promise.all(Array.from({ length: 800 }, () => open(server.port)));
     try {
       const warning = server

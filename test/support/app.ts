@@ -93,3 +93,21 @@ export async function startTestApp(
     throw error;
   }
 }
+
+/** For a whole test file: a test app listening on a free port, started before its tests and closed after. */
+export function listeningTestApp(env: Env = {}): { readonly app: TestApp; readonly port: number } {
+  let started: { app: TestApp; port: number } | undefined;
+  beforeAll(async () => {
+    const app = await startTestApp(env);
+    started = { app, port: await app.listen() };
+  });
+  afterAll(() => started?.app.close());
+  return {
+    get app() {
+      return started!.app;
+    },
+    get port() {
+      return started!.port;
+    },
+  };
+}

@@ -108,3 +108,17 @@ export async function holdPlantTable(databaseUrl: string): Promise<() => Promise
     await other.end();
   };
 }
+
+/** For a whole test file: a fresh store made before its tests and dropped after. */
+export function fileDatabase(): { readonly url: string } {
+  let database: TestDatabase | undefined;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(() => database?.drop());
+  return {
+    get url() {
+      return database!.url;
+    },
+  };
+}

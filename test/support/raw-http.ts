@@ -79,8 +79,14 @@ export function exchange(
   });
 }
 
-/** The status line's code and the body of each answer in `reply`, in order (`error` for a 400). */
-export function answers(reply: string): { code: number; body: string; head: string }[] {
+/**
+ * The status line's code and the body of each answer in `reply`, in order (`error` for a 400).
+ * `headOnly(i)`: the i-th answer (100s not counted) is to a HEAD, whose Content-Length has no body.
+ */
+export function answers(
+  reply: string,
+  headOnly: (index: number) => boolean = () => false,
+): { code: number; body: string; head: string }[] {
   const found: { code: number; body: string; head: string }[] = [];
   let rest = reply;
   while (rest.startsWith('HTTP/1.1 ')) {
@@ -91,9 +97,14 @@ export function answers(reply: string): { code: number; body: string; head: stri
       rest = rest.slice(headEnd + 4);
       continue;
     }
-    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+    const bodiless = headOnly(found.filter((answer) => answer.code !== 100).length);
+    const length = bodiless ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
     const body = rest.slice(headEnd + 4, headEnd + 4 + length);
-    const code = head.startsWith('HTTP/1.1 200') ? 200 : (JSON.parse(body) as { error: number }).error;
+    const code = head.startsWith('HTTP/1.1 200')
+      ? 200
+      : bodiless
+        ? Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1])
+        : (JSON.parse(body) as { error: number }).error;
     found.push({ code, body, head });
     rest = rest.slice(headEnd + 4 + length);
   }

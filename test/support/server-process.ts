@@ -101,6 +101,12 @@ export async function createToken(databaseUrl: string, name: string): Promise<st
   return result.stdout.trimEnd().split('\n').at(-1)!;
 }
 
+/** The built server under `prlimit`, with `descriptors` as its limit of open files. */
+export function startServerWithDescriptors(env: Record<string, string>, descriptors: number): Promise<ServerProcess> {
+  const prlimit = ['prlimit', `--nofile=${descriptors}:${descriptors}`];
+  return startServer(env, 20_000, undefined, 'socket', undefined, prlimit);
+}
+
 export async function stopServer(server: ServerProcess): Promise<void> {
   if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
   await server.exited;
