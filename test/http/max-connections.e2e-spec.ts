@@ -2,7 +2,7 @@
  * @slow 4 s: a server with 256 descriptors and 300 clients at once
  */
 import { fileDatabase } from '../support/databases';
-import { answers, createRequest } from '../support/raw-http';
+import { answerEnd, answers, createRequest } from '../support/raw-http';
 import { createToken, startServerWithDescriptors, stopServer } from '../support/server-process';
 import { open, sleep } from '../support/sockets';
 
@@ -20,20 +20,25 @@ describe('a server with 256 descriptors and 300 clients at once', () => {
     const token = await createToken(database.url, 'max-connections');
     const server = await startServerWithDescriptors({ DATABASE_URL: database.url }, 256);
     try {
-      // Every client connects first, then all send their create at once.
+      // Every client connects first, then all send a create and keep their connection open
+      // (kept alive) until every one has its answer or was refused: they are all open at once.
       const sockets = await Promise.all(Array.from({ length: 300 }, () => open(server.port)));
       const replies = await Promise.all(
         sockets.map(
           (socket, i) =>
             new Promise<string>((resolve) => {
               let reply = '';
-              socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+              socket.on('data', (chunk: Buffer) => {
+                reply += chunk.toString();
+                if (answerEnd(reply) !== -1) resolve(reply);
+              });
               socket.on('error', () => undefined);
               socket.on('close', () => resolve(reply));
-              socket.write(createRequest(token, 1 + i, `client ${i}`, 'close'));
+              socket.write(createRequest(token, 1 + i, `client ${i}`));
             }),
         ),
       );
+      sockets.forEach((socket) => socket.destroy());
       const answered = replies.filter((reply) => reply !== '');
       expect(answered.length).toBeGreaterThanOrEqual(100);
       expect(answered.flatMap((reply) => answers(reply).map((answer) => answer.code))).toEqual(answered.map(() => 200));
