@@ -21,19 +21,35 @@ if (name === undefined || !/^[A-Z][A-Za-z0-9]*$/.test(name) || process.argv.leng
 
 const server = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const database = `plant_store_migration_${process.pid}`;
+const admin = new pg.Client({ connectionString: server });
+try {
+  await admin.connect();
+} catch (error) {
+  // Nothing is made before this: a failure here leaves nothing behind.
+  console.error(
+    `migration:generate needs a PostgreSQL server to generate its migration on: POSTGRES_URL ` +
+      `(${shownUrl()}) cannot be reached (${error.code ?? error.message}); start one, or set POSTGRES_URL`,
+  );
+  process.exit(1);
+}
 const folder = mkdtempSync(join(tmpdir(), 'plant-store-migration-'));
 const stores = {
   sqlite: `sqlite:${join(folder, 'store.sqlite')}`,
   postgres: Object.assign(new URL(server), { pathname: `/${database}` }).href,
 };
 
+/** POSTGRES_URL as it may be shown: without its password. */
+function shownUrl() {
+  const url = new URL(server);
+  if (url.password !== '') url.password = '***';
+  return url.href;
+}
+
 function run(command, args, env) {
   const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, ...env } });
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status ?? result.signal}`);
 }
 
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
 const written = [];
 // One timestamp for both: one schema version, in two dialects.
 const timestamp = String(Date.now());

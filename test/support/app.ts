@@ -43,16 +43,20 @@ export async function startTestApp(
   options: { log?: string[]; deadlines?: Deadlines } = {},
 ): Promise<TestApp> {
   const database = await freshDatabase();
-  const config = loadConfig({
-    LOG_LEVEL: options.log ? 'info' : 'silent',
-    ...env,
-    DATABASE_URL: database.url,
-  });
-  const lines = options.log;
-  const logger = lines
-    ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
-    : createRootLogger('silent');
-  const { app, server } = await createApp(config, logger, options.deadlines);
+  let started: Awaited<ReturnType<typeof createApp>>;
+  try {
+    const config = loadConfig({ LOG_LEVEL: options.log ? 'info' : 'silent', ...env, DATABASE_URL: database.url });
+    const lines = options.log;
+    const logger = lines
+      ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
+      : createRootLogger('silent');
+    started = await createApp(config, logger, options.deadlines);
+  } catch (error) {
+    // A start that fails (a setting refused, a store that will not open) leaves no store behind.
+    await database.drop();
+    throw error;
+  }
+  const { app, server } = started;
   try {
     const tokens = new TokensService(app.get(DataSource));
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
