@@ -29,7 +29,7 @@ export class PlantsController {
     operationId: 'createPlant',
     summary: 'Create a plant',
     description:
-      'Creates a new plant in the store. Repeating a create with the same id, name and tag is a safe retry ' +
+      'Creates a new plant in the store. Repeating a create of the same plant, every field equal, is a safe retry ' +
       'and answers 200 again; a different plant under a taken id fails with error 409.',
   })
   @ApiBearerAuth('bearerAuth')

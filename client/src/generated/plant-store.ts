@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Create a plant
-         * @description Creates a new plant in the store. Repeating a create with the same id, name and tag is a safe retry and answers 200 again; a different plant under a taken id fails with error 409.
+         * @description Creates a new plant in the store. Repeating a create of the same plant, every field equal, is a safe retry and answers 200 again; a different plant under a taken id fails with error 409.
          */
         post: operations["createPlant"];
         delete?: never;
