@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Test, type TestingModule } from '@nestjs/testing';
+import type { DataSource } from 'typeorm';
+import { chooseStore } from '../../src/database/database.module';
+import { openStore } from '../../src/database/open-store';
+import { StoreOutage } from '../../src/database/store-outage';
+import { ENTITIES } from '../../src/entities';
+import { Metrics } from '../../src/observability/metrics';
+import { PlantStore } from '../../src/plants/plant-store';
+import { PlantsController } from '../../src/plants/plants.controller';
+import { PLANT_STORES } from '../../src/plants/plants.module';
+import { PlantsService } from '../../src/plants/plants.service';
+
+export interface PlantsTesting {
+  module: TestingModule;
+  dataSource: DataSource;
+  close(): Promise<void>;
+}
+
+/** The plants feature built by Nest's testing module on a real SQLite store of its own, metrics counting. */
+export async function plantsTestingModule(): Promise<PlantsTesting> {
+  const folder = mkdtempSync(join(tmpdir(), 'plant-store-unit-'));
+  const remove = (): void => rmSync(folder, { recursive: true, force: true });
+  let dataSource: DataSource | undefined;
+  try {
+    dataSource = await openStore({ type: 'sqlite', path: join(folder, 'store.sqlite') }, ENTITIES);
+    const store = chooseStore(PLANT_STORES, 'sqlite', dataSource, new StoreOutage());
+    const module = await Test.createTestingModule({
+      controllers: [PlantsController],
+      providers: [
+        PlantsService,
+        { provide: PlantStore, useValue: store },
+        { provide: Metrics, useValue: new Metrics(true) },
+      ],
+    }).compile();
+    const opened = dataSource;
+    return {
+      module,
+      dataSource: opened,
+      async close() {
+        await module.close();
+        await opened.destroy();
+        remove();
+      },
+    };
+  } catch (error) {
+    await dataSource?.destroy();
+    remove();
+    throw error;
+  }
+}
