@@ -42,14 +42,9 @@ export function runCommand(name: string, main: () => Promise<void>): void {
     // A command that completed but found something to report (a skipped line) sets exitCode.
     () => exitAfterStdout(Number(process.exitCode ?? 0)),
     (error: unknown) => {
-      const known =
-        error instanceof UsageError ||
-        error instanceof OperatorError ||
-        error instanceof ConfigError ||
-        error instanceof StoreCommandError ||
-        error instanceof StoreCommandFailure ||
-        error instanceof StoreOpenError;
-      const text = known ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+      const said = [UsageError, OperatorError, ConfigError, StoreCommandError, StoreCommandFailure, StoreOpenError];
+      const known = said.some((type) => error instanceof type);
+      const text = error instanceof Error ? (known ? error.message : (error.stack ?? error.message)) : String(error);
       process.stderr.write(`${name}: ${text}\n`);
       const failedOnItsWay = error instanceof StoreOpenError || error instanceof StoreCommandFailure;
       exitAfterStdout(known && !failedOnItsWay ? 2 : 1);

@@ -62,9 +62,7 @@ export function databaseUrlRefusal(raw: string): string | undefined {
     if (path === '') return 'must name a file after "sqlite:", e.g. sqlite:data/plant-store.sqlite';
     return undefined;
   }
-  if (/^postgres(ql)?:\/\//.test(raw)) {
-    return URL.parse(raw)?.hostname ? undefined : 'is not a valid postgres:// URL';
-  }
+  if (/^postgres(ql)?:\/\//.test(raw)) return URL.parse(raw)?.hostname ? undefined : 'is not a valid postgres:// URL';
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1];
   return `${scheme ? `has unsupported scheme "${scheme}:"` : 'has no scheme'}; use sqlite:PATH, sqlite::memory: or postgres://user:pass@host:5432/db`;
 }

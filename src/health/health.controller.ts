@@ -9,6 +9,7 @@ import { ErrorCode } from '../errors/error-codes';
 import { PROBE_PATHS, RequestGate } from '../http/request-gate';
 
 const CHECK_TIMEOUT_MS = 1000;
+const LATE = `the store did not answer the health check within ${CHECK_TIMEOUT_MS} ms`;
 
 /** The body of a failed probe: what is down, never why (that is for the log). */
 function down(what: 'store' | 'process', status: 'down' | 'stopping'): object {
@@ -57,11 +58,7 @@ export class HealthController {
       const epoch = this.outage.epoch;
       try {
         // Too slow is down, and starts an outage (terminus's own timeout would tell nobody).
-        await answeredWithin(
-          this.store.ready(),
-          CHECK_TIMEOUT_MS,
-          `the store did not answer the health check within ${CHECK_TIMEOUT_MS} ms`,
-        );
+        await answeredWithin(this.store.ready(), CHECK_TIMEOUT_MS, LATE);
       } catch (error) {
         this.outage.report(error, epoch);
         throw error;

@@ -91,8 +91,7 @@ export function createHttpServer(
   };
   server.on('connect', refuseMethod);
   server.on('upgrade', refuseMethod); // Node without shouldUpgradeCallback (before 22.21)
-  // A request that arrived whole keeps its connection until answered (store waits are bounded);
-  // one still arriving is answered; a deadline fires once, so it is set again.
+  // A whole request keeps its connection, the deadline (which fires once) set again; one still arriving is answered.
   server.on('timeout', (socket: Socket) => {
     if (gate.awaitingAnswer(socket)) return void socket.setTimeout(deadlines.idleMs);
     if (gate.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
@@ -124,14 +123,13 @@ export function listenFailure(error: NodeJS.ErrnoException, at: { port: number; 
 }
 
 /** This process's descriptor limit, from /proc (Node has no getrlimit); undefined where there is none. */
-export function descriptorLimit(limits = '/proc/self/limits'): number | undefined {
+function descriptorLimit(): number | undefined {
   try {
-    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync(limits, 'utf8'))?.[1];
-    return soft === undefined ? undefined : Number(soft);
+    return Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]) || undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Descriptors for all but the clients' connections: the listeners, the store, the log. */
-export const RESERVED_DESCRIPTORS = 64;
+const RESERVED_DESCRIPTORS = 64;

@@ -12,20 +12,14 @@ function metricsServer(registry: Registry): Server {
     { headersTimeout: 10_000, requestTimeout: 10_000, keepAliveTimeout: 5_000 },
     (request, response) => {
       const path = request.url?.split('?')[0];
-      if (path !== METRICS_PATH) {
-        response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found: use GET /metrics\n');
-        return;
-      }
+      const plain = { 'Content-Type': 'text/plain; charset=utf-8' };
+      if (path !== METRICS_PATH) return void response.writeHead(404, plain).end('Not found: use GET /metrics\n');
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        response.writeHead(405, { Allow: 'GET', 'Content-Type': 'text/plain; charset=utf-8' }).end('Use GET\n');
-        return;
+        return void response.writeHead(405, { Allow: 'GET', ...plain }).end('Use GET\n');
       }
       registry.metrics().then(
         (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-        (error: unknown) =>
-          response
-            .writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' })
-            .end(`Metrics unavailable: ${(error as Error).message}\n`),
+        (error: unknown) => response.writeHead(503, plain).end(`Metrics unavailable: ${(error as Error).message}\n`),
       );
     },
   );

@@ -6,6 +6,7 @@ import { CONFIG, type ConfigSlice } from '../config/configuration';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { closingSockets, failureCodes, writeError, writeUnavailable } from '../errors/error-response';
 import { isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { logAnswer, requestIdOf, ROOT_LOGGER } from '../observability/logger';
 import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
@@ -195,14 +196,12 @@ export class RequestGate {
 
   /** The answer to the request on `socket` still arriving (its body incomplete), if one is. */
   readingResponse(socket: Duplex): ServerResponse | undefined {
-    for (const response of this.openOnSocket(socket)) if (!response.req.complete) return response;
-    return undefined;
+    return [...this.openOnSocket(socket)].find((response) => !response.req.complete);
   }
 
   /** Whether a request on `socket` has arrived whole and waits for its answer to begin. */
   awaitingAnswer(socket: Duplex): boolean {
-    for (const response of this.openOnSocket(socket)) if (response.req.complete && !response.headersSent) return true;
-    return false;
+    return [...this.openOnSocket(socket)].some((response) => response.req.complete && !response.headersSent);
   }
 
   private openOnSocket(socket: Duplex): Set<ServerResponse> {
@@ -219,8 +218,6 @@ export class RequestGate {
 
   /** Resolves once every request open has been answered (its answer written, read or not). */
   async answeredAll(): Promise<void> {
-    while ([...this.open].some((response) => !response.writableEnded)) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    while ([...this.open].some((response) => !response.writableEnded)) await sleep(50);
   }
 }

@@ -86,9 +86,7 @@ function checkMediaType(request: Request): void {
 async function readText(request: Request, limit: number, schema: string): Promise<string> {
   const length = request.headers['content-length'];
   const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-  if (request.headers['content-type'] === undefined && !hasBody) {
-    throw badBody(`is required: a JSON ${schema} object`);
-  }
+  if (request.headers['content-type'] === undefined && !hasBody) throw badBody(`is required: a JSON ${schema} object`);
   checkMediaType(request);
   if (length !== undefined && Number(length) > limit) throw tooLarge(limit);
   // Only now, with the request accepted on its headers, is the client told to send its body.

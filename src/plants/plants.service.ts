@@ -32,9 +32,7 @@ export class PlantsService {
     const row = plantRow(plant);
     const outcome = await this.store.create(row);
     this.metrics.created(outcome);
-    if (outcome === 'conflict') {
-      throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
-    }
+    if (outcome === 'conflict') throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
     return toPlant(row);
   }
 }
