@@ -95,6 +95,7 @@ export function createHttpServer(
   server.on('timeout', (socket: Socket) => {
     if (gate.awaitingAnswer(socket)) return void socket.setTimeout(deadlines.idleMs);
     if (gate.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
+    socket.setTimeout(deadlines.idleMs); // the answer must move too, or the connection goes
     answerBroken(socket, refusalOf('ERR_HTTP_REQUEST_TIMEOUT', deadlines), { timedOut: true });
   });
   return server;

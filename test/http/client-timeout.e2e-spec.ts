@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { testStoreKind } from '../support/databases';
 import { answers, createRequest, replyBody } from '../support/raw-http';
 import { sleep } from '../support/sockets';
-import { startTestApp, type TestApp } from '../support/app';
+import { listeningTestApp, startTestApp, type TestApp } from '../support/app';
 import { DEADLINES } from '../../src/http/http-server';
 
 /**
@@ -141,4 +141,23 @@ describe('client deadlines', () => {
       socket.destroy();
     },
   );
+});
+
+describe('a client that stops reading, with a request still arriving behind its answers', () => {
+  // The whole-request deadline out of the way: only nothing moving can end this connection.
+  const served = listeningTestApp({}, { deadlines: { ...SCALED, requestMs: 600_000 } });
+
+  it('is disconnected once its answers stop moving, the answer of the request it left unfinished unsent', async () => {
+    const accepted = once(served().app.server, 'connection') as Promise<[Socket]>;
+    const socket = connect(served().port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.pause(); // never reads: the answers back up, and the last one cannot leave
+    const body =
+      `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${served().app.token}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id"';
+    socket.write(`${'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(8)}${body}`);
+    const [ours] = await accepted;
+    await once(ours, 'close');
+    socket.destroy();
+  });
 });
