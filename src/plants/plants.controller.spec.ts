@@ -1,18 +1,13 @@
-import { plantsTestingModule, type PlantsTesting } from '../../test/support/plants-module';
+import { usePlantsModule } from '../../test/support/plants-module';
 import { ApiError } from '../errors/api-error';
 import { PlantsController } from './plants.controller';
 
 describe('PlantsController', () => {
-  let testing: PlantsTesting;
-  let controller: PlantsController;
-  beforeAll(async () => {
-    testing = await plantsTestingModule();
-    controller = testing.module.get(PlantsController);
-  });
-  afterAll(() => testing.close());
+  const testing = usePlantsModule();
+  const controller = (): PlantsController => testing().module.get(PlantsController);
 
   it('creates the plant it is given and answers it in the contract shape', async () => {
-    await expect(controller.create({ id: 1n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({
+    await expect(controller().create({ id: 1n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({
       name: 'Monstera',
       tag: 'aroid',
     });
@@ -21,7 +16,7 @@ describe('PlantsController', () => {
   it('refuses any other method on /plants with 405 and Allow: POST', () => {
     const refusal = (() => {
       try {
-        controller.methodNotAllowed();
+        controller().methodNotAllowed();
       } catch (error) {
         return error;
       }

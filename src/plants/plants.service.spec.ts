@@ -1,31 +1,21 @@
-import type { TestingModule } from '@nestjs/testing';
-import type { DataSource } from 'typeorm';
-import { plantsTestingModule, type PlantsTesting } from '../../test/support/plants-module';
+import { usePlantsModule } from '../../test/support/plants-module';
 import { ApiError } from '../errors/api-error';
 import { Metrics } from '../observability/metrics';
 import { PlantsService } from './plants.service';
 
 describe('PlantsService', () => {
-  let testing: PlantsTesting;
-  let module: TestingModule;
-  let dataSource: DataSource;
-  let service: PlantsService;
-  beforeAll(async () => {
-    testing = await plantsTestingModule();
-    ({ module, dataSource } = testing);
-    service = module.get(PlantsService);
-  });
-  afterAll(() => testing.close());
+  const testing = usePlantsModule();
+  const service = (): PlantsService => testing().module.get(PlantsService);
 
   const stored = async (id: bigint): Promise<unknown> =>
     (
-      await dataSource.query('SELECT CAST("id" AS TEXT) AS "id", "name", "tag" FROM "plant" WHERE "id" = ?', [
+      await testing().dataSource.query('SELECT CAST("id" AS TEXT) AS "id", "name", "tag" FROM "plant" WHERE "id" = ?', [
         String(id),
       ])
     )[0];
 
   it('stores a plant with its exact id and answers it without the id', async () => {
-    await expect(service.create({ id: 9007199254740993n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({
+    await expect(service().create({ id: 9007199254740993n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({
       name: 'Monstera',
       tag: 'aroid',
     });
@@ -34,14 +24,14 @@ describe('PlantsService', () => {
   });
 
   it('leaves an absent tag out of the answer, and stores it as NULL', async () => {
-    await expect(service.create({ id: 2n, name: 'Fern' })).resolves.toEqual({ name: 'Fern' });
+    await expect(service().create({ id: 2n, name: 'Fern' })).resolves.toEqual({ name: 'Fern' });
     expect(await stored(2n)).toEqual({ id: '2', name: 'Fern', tag: null });
   });
 
   it('answers an identical create again, and refuses a different plant under the id with 409', async () => {
-    await service.create({ id: 3n, name: 'Pothos' });
-    await expect(service.create({ id: 3n, name: 'Pothos' })).resolves.toEqual({ name: 'Pothos' });
-    const conflict = service.create({ id: 3n, name: 'Pothos', tag: 'vine' });
+    await service().create({ id: 3n, name: 'Pothos' });
+    await expect(service().create({ id: 3n, name: 'Pothos' })).resolves.toEqual({ name: 'Pothos' });
+    const conflict = service().create({ id: 3n, name: 'Pothos', tag: 'vine' });
     await expect(conflict).rejects.toBeInstanceOf(ApiError);
     await expect(conflict).rejects.toMatchObject({ code: 409, message: 'A different plant already has id 3' });
     expect(await stored(3n)).toEqual({ id: '3', name: 'Pothos', tag: null });
@@ -49,15 +39,17 @@ describe('PlantsService', () => {
 
   it('counts each outcome', async () => {
     const count = async (outcome: string): Promise<number> => {
-      const text = await module.get(Metrics).registry!.metrics();
+      const text = await testing().module.get(Metrics).registry!.metrics();
       return Number(
         new RegExp(`^plant_store_creates_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0,
       );
     };
     const before = await Promise.all(['created', 'replayed', 'conflict'].map(count));
-    await service.create({ id: 4n, name: 'Ivy' });
-    await service.create({ id: 4n, name: 'Ivy' });
-    await service.create({ id: 4n, name: 'Holly' }).catch(() => undefined);
+    await service().create({ id: 4n, name: 'Ivy' });
+    await service().create({ id: 4n, name: 'Ivy' });
+    await service()
+      .create({ id: 4n, name: 'Holly' })
+      .catch(() => undefined);
     const after = await Promise.all(['created', 'replayed', 'conflict'].map(count));
     expect(after.map((value, i) => value - before[i])).toEqual([1, 1, 1]);
   });

@@ -24,19 +24,19 @@ describe('a broken request after a create', () => {
 
   it.each(broken)('writes the 200 of a create, then answers %s', async (_, second, head) => {
     const id = nextId++;
-    const { reply, error } = await exchange(served.port, createRequest(served.app.token, id, 'p') + second);
+    const { reply, error } = await exchange(served().port, createRequest(served().app.token, id, 'p') + second);
     expect(error).toBeUndefined();
     const got = answers(reply, (index) => head && index === 1);
     expect(got.map((answer) => answer.code)).toEqual([200, 400]);
     expect(got[0].body).toBe('{"name":"p"}');
     expect(got[1].head).toMatch(/\r\nX-Request-Id: \S+/i);
     if (!head) expect(JSON.parse(got[1].body)).toEqual({ error: 400, message: 'Malformed HTTP request' });
-    expect(await served.app.storedPlant(String(id))).toEqual({ id: String(id), name: 'p', tag: null });
+    expect(await served().app.storedPlant(String(id))).toEqual({ id: String(id), name: 'p', tag: null });
   });
 
   it.each(broken)('answers %s sent alone, with the request id it sent', async (_, request, head) => {
     const { reply, error } = await exchange(
-      served.port,
+      served().port,
       request.replace('Host: x\r\n', 'Host: x\r\nX-Request-Id: mine-1\r\n'),
     );
     expect(error).toBeUndefined();

@@ -17,8 +17,8 @@ describe('a server with 256 descriptors and 300 clients at once', () => {
   const database = fileDatabase();
 
   it('answers every client it accepted 200, declares no outage, stays ready', async () => {
-    const token = await createToken(database.url, 'max-connections');
-    const server = await startServerWithDescriptors({ DATABASE_URL: database.url }, 256);
+    const token = await createToken(database().url, 'max-connections');
+    const server = await startServerWithDescriptors({ DATABASE_URL: database().url }, 256);
     try {
       // Every client connects first, then all send a create and keep their connection open
       // (kept alive) until every one has its answer or was refused: they are all open at once.

@@ -13,8 +13,8 @@ describe('requests past a connection limit', () => {
     const count = MAX_REQUESTS_PER_CONNECTION + 2;
     const ids = Array.from({ length: count }, (_, i) => 700_000 + i);
     const { reply, error } = await exchange(
-      served.port,
-      ids.map((id) => createRequest(served.app.token, id, `n${id}`)).join(''),
+      served().port,
+      ids.map((id) => createRequest(served().app.token, id, `n${id}`)).join(''),
     );
     expect(error).toBeUndefined();
     const got = answers(reply);
@@ -31,8 +31,8 @@ describe('requests past a connection limit', () => {
       ids[MAX_REQUESTS_PER_CONNECTION],
       ids[count - 1],
     ];
-    expect(await served.app.storedPlant(String(lastServed))).toBeDefined();
-    expect(await served.app.storedPlant(String(refused))).toBeUndefined();
-    expect(await served.app.storedPlant(String(unread))).toBeUndefined();
+    expect(await served().app.storedPlant(String(lastServed))).toBeDefined();
+    expect(await served().app.storedPlant(String(refused))).toBeUndefined();
+    expect(await served().app.storedPlant(String(unread))).toBeUndefined();
   });
 });

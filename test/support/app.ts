@@ -9,6 +9,7 @@ import { createRootLogger } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
 import { PlantEntity } from '../../src/plants/plant.entity';
 import { freshDatabase } from './databases';
+import { fileScoped } from './file-scoped';
 
 export interface StoredPlant {
   id: string;
@@ -99,19 +100,13 @@ export async function startTestApp(
 }
 
 /** For a whole test file: a test app listening on a free port, started before its tests and closed after. */
-export function listeningTestApp(env: Env = {}): { readonly app: TestApp; readonly port: number } {
-  let started: { app: TestApp; port: number } | undefined;
-  beforeAll(async () => {
-    const app = await startTestApp(env);
-    started = { app, port: await app.listen() };
-  });
-  afterAll(() => started?.app.close());
-  return {
-    get app() {
-      return started!.app;
-    },
-    get port() {
-      return started!.port;
-    },
+export function listeningTestApp(
+  env: Env = {},
+  options: { deadlines?: Deadlines } = {},
+): () => { app: TestApp; port: number } {
+  const listening = async (): Promise<{ app: TestApp; port: number }> => {
+    const app = await startTestApp(env, options);
+    return { app, port: await app.listen() };
   };
+  return fileScoped(listening, ({ app }) => app.close());
 }

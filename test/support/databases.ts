@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { fileScoped } from './file-scoped';
 
 export interface TestDatabase {
   url: string;
@@ -110,15 +111,4 @@ export async function holdPlantTable(databaseUrl: string): Promise<() => Promise
 }
 
 /** For a whole test file: a fresh store made before its tests and dropped after. */
-export function fileDatabase(): { readonly url: string } {
-  let database: TestDatabase | undefined;
-  beforeAll(async () => {
-    database = await freshDatabase();
-  });
-  afterAll(() => database?.drop());
-  return {
-    get url() {
-      return database!.url;
-    },
-  };
-}
+export const fileDatabase = (): (() => TestDatabase) => fileScoped(freshDatabase, (database) => database.drop());

@@ -12,6 +12,7 @@ import { PlantStore } from '../../src/plants/plant-store';
 import { PlantsController } from '../../src/plants/plants.controller';
 import { PLANT_STORES } from '../../src/plants/plants.module';
 import { PlantsService } from '../../src/plants/plants.service';
+import { fileScoped } from './file-scoped';
 
 export interface PlantsTesting {
   module: TestingModule;
@@ -51,3 +52,7 @@ export async function plantsTestingModule(): Promise<PlantsTesting> {
     throw error;
   }
 }
+
+/** For a whole spec file: `plantsTestingModule()` built before its tests and closed after. */
+export const usePlantsModule = (): (() => PlantsTesting) =>
+  fileScoped(plantsTestingModule, (testing) => testing.close());
