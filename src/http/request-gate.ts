@@ -84,10 +84,8 @@ export class RequestGate {
 
   readonly use = (request: Request, response: ServerResponse, next: () => void): void => {
     const socket = request.socket;
-    if (closingSockets.has(socket)) {
-      socket.pause(); // arrived after an answer that closes the connection: never run, nothing more read
-      return;
-    }
+    // Arrived after an answer that closes the connection: never run, and nothing more read.
+    if (closingSockets.has(socket)) return void socket.pause();
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
@@ -180,11 +178,10 @@ export class RequestGate {
     this.open.delete(response);
     const left = this.openOnSocket(socket);
     left.delete(response);
-    if (left.size === 0) {
-      const refusal = this.refusals.get(socket);
-      this.refusals.delete(socket);
-      refusal?.();
-    }
+    if (left.size > 0) return;
+    const refusal = this.refusals.get(socket);
+    this.refusals.delete(socket);
+    refusal?.();
   }
 
   /** Runs `refuse` (which writes to `socket`) once every request open on it has been answered. */
