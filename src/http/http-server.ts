@@ -110,17 +110,14 @@ export async function listen(server: Server, options: ListenOptions): Promise<Ad
 /** A listen failure in one line naming PORT and HOST (or METRICS_…). */
 export function listenFailure(error: NodeJS.ErrnoException, at: { port: number; host: string }, prefix = ''): string {
   const [PORT, HOST] = [`${prefix}PORT`, `${prefix}HOST`];
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return `${PORT} ${at.port} is already in use on ${at.host} (EADDRINUSE); stop the other server or choose another ${PORT}`;
-    case 'EACCES':
-      return `${PORT} ${at.port} needs privileges this process does not have (EACCES); choose a ${PORT} above 1023`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `${HOST} "${at.host}" cannot be resolved (${error.code}); use an address such as 0.0.0.0, 127.0.0.1 or ::`;
-    default:
-      return `cannot listen on ${HOST} ${at.host}, ${PORT} ${at.port}: ${error.message}`;
-  }
+  const unresolved = `${HOST} "${at.host}" cannot be resolved (${error.code}); use an address such as 0.0.0.0, 127.0.0.1 or ::`;
+  const said: Record<string, string> = {
+    EADDRINUSE: `${PORT} ${at.port} is already in use on ${at.host} (EADDRINUSE); stop the other server or choose another ${PORT}`,
+    EACCES: `${PORT} ${at.port} needs privileges this process does not have (EACCES); choose a ${PORT} above 1023`,
+    ENOTFOUND: unresolved,
+    EAI_AGAIN: unresolved,
+  };
+  return said[error.code ?? ''] ?? `cannot listen on ${HOST} ${at.host}, ${PORT} ${at.port}: ${error.message}`;
 }
 
 /** This process's descriptor limit, from /proc (Node has no getrlimit); undefined where there is none. */

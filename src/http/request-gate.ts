@@ -89,7 +89,9 @@ export class RequestGate {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
-    const client = this.logging ? this.clientOf(request) : undefined;
+    const named = this.logging && this.config.viaProxy ? request.ip : undefined;
+    const client =
+      named !== undefined && isIP(named) !== 0 ? named : this.logging ? request.socket.remoteAddress : undefined;
     this.open.add(response);
     this.openOnSocket(socket).add(response);
     // Probes (tens a minute) and Swagger UI's files are not traced.
@@ -129,11 +131,6 @@ export class RequestGate {
     else withSpan(span, next);
   };
 
-  private clientOf(request: Request): string | undefined {
-    const named = this.config.viaProxy ? request.ip : undefined;
-    return named !== undefined && isIP(named) !== 0 ? named : request.socket.remoteAddress;
-  }
-
   private admitted(request: IncomingMessage, response: ServerResponse): boolean {
     const refusal = framingRefusal(request);
     if (refusal !== undefined) {
@@ -158,8 +155,14 @@ export class RequestGate {
     }
     const served = (this.served.get(request.socket) ?? 0) + 1;
     this.served.set(request.socket, served);
+    // The last request a connection serves is told so. One past it is never run if that answer has
+    // left, and otherwise refused, this refusal closing the connection in its place.
+    if (served === MAX_REQUESTS_PER_CONNECTION) response.setHeader('Connection', 'close');
     if (served > MAX_REQUESTS_PER_CONNECTION) {
-      writeUnavailable(request, response, 'This connection has served all its requests: use a new connection', '0');
+      const before = [...this.openOnSocket(request.socket)].filter((open) => open !== response && !open.headersSent);
+      if (before.length === 0) request.socket.pause();
+      for (const open of before) open.removeHeader('Connection');
+      if (before.length > 0) writeUnavailable(request, response, 'This connection has served all its requests', '0');
       return false;
     }
     if (this.open.size > this.config.maxInFlight) {

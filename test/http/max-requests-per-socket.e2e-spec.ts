@@ -1,10 +1,14 @@
-import { answers, createRequest, exchange } from '../support/raw-http';
+import { once } from 'node:events';
+import { answerEnd, answers, createRequest, exchange } from '../support/raw-http';
+import { open } from '../support/sockets';
 import { listeningTestApp } from '../support/app';
 import { MAX_REQUESTS_PER_CONNECTION } from '../../src/http/http-server';
 
 /**
- * A connection serves 1,000 requests. The first request past that is answered in the contract
- * (503, `Retry-After`, `X-Request-Id`) and closes the connection; nothing after it runs.
+ * A connection serves 1,000 requests. The 1,000th answer says `Connection: close`, so a client that
+ * waits for its answers opens a new connection; one that pipelined past it gets its next request
+ * answered in the contract (503, `Retry-After`, `X-Request-Id`), which closes the connection, and
+ * nothing after it runs.
  */
 describe('requests past a connection limit', () => {
   const served = listeningTestApp();
@@ -22,7 +26,7 @@ describe('requests past a connection limit', () => {
     expect(got.slice(0, -1).every((answer) => answer.code === 200)).toBe(true);
     const last = got[got.length - 1];
     expect(last.head).toMatch(/^HTTP\/1\.1 400 /);
-    expect(JSON.parse(last.body)).toEqual({ error: 503, message: expect.stringContaining('new connection') });
+    expect(JSON.parse(last.body)).toEqual({ error: 503, message: 'This connection has served all its requests' });
     expect(last.head).toMatch(/\r\nRetry-After: \d+/i);
     expect(last.head).toMatch(/\r\nX-Request-Id: \S+/i);
     expect(last.head).toMatch(/\r\nConnection: close/i);
@@ -34,5 +38,22 @@ describe('requests past a connection limit', () => {
     expect(await served().app.storedPlant(String(lastServed))).toBeDefined();
     expect(await served().app.storedPlant(String(refused))).toBeUndefined();
     expect(await served().app.storedPlant(String(unread))).toBeUndefined();
+  });
+
+  it('tells a client that waits for each answer, on the 1,000th, to open a new connection', async () => {
+    const socket = await open(served().port);
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    const heads: string[] = [];
+    for (let i = 0; i < MAX_REQUESTS_PER_CONNECTION; i++) {
+      socket.write(createRequest(served().app.token, 800_000 + i, 'one at a time'));
+      while (answerEnd(text) === -1 && !socket.closed) await once(socket, 'data').catch(() => undefined);
+      heads.push(text.slice(0, text.indexOf('\r\n\r\n')));
+      text = text.slice(answerEnd(text));
+    }
+    await closed;
+    expect(heads.filter((head) => /\r\nconnection: close/i.test(head))).toEqual([heads[heads.length - 1]]);
+    expect(heads.every((head) => head.startsWith('HTTP/1.1 200 '))).toBe(true);
   });
 });
