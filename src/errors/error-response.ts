@@ -67,15 +67,10 @@ export function writeError(
   response.write(json, () => closeLingering(request.socket, request));
 }
 
-/** The server's own refusals (capacity, the drain, a connection's last request): 503 with `Retry-After`, connection closed. */
-export function writeUnavailable(
-  request: IncomingMessage,
-  response: ServerResponse,
-  message: string,
-  retryAfter = '1',
-): void {
+/** The server's own refusals (capacity, the drain): 503 with `Retry-After`, connection closed. */
+export function writeUnavailable(request: IncomingMessage, response: ServerResponse, message: string): void {
   response.setHeader('Connection', 'close');
-  writeError(request, response, { error: ErrorCode.ServiceUnavailable, message }, { 'Retry-After': retryAfter });
+  writeError(request, response, { error: ErrorCode.ServiceUnavailable, message }, { 'Retry-After': '1' });
 }
 
 /** The same answer straight to a socket, for bytes that never became a request; then a lingering close. */

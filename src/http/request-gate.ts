@@ -85,7 +85,7 @@ export class RequestGate {
   readonly use = (request: Request, response: ServerResponse, next: () => void): void => {
     const socket = request.socket;
     // Arrived after an answer that closes the connection: never run, and nothing more read.
-    if (closingSockets.has(socket)) return void socket.pause();
+    if (closingSockets.has(socket) || this.pastLastAnswer(request)) return void socket.pause();
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
@@ -153,16 +153,13 @@ export class RequestGate {
       writeUnavailable(request, response, 'The server is shutting down; try again');
       return false;
     }
-    const served = (this.served.get(request.socket) ?? 0) + 1;
-    this.served.set(request.socket, served);
-    // The last request a connection serves is told so. One past it is never run if that answer has
-    // left, and otherwise refused, this refusal closing the connection in its place.
+    // The last request says close; one pipelined past it, before that answer began, is refused and closes instead.
+    const served = this.served.get(request.socket) ?? 0;
     if (served === MAX_REQUESTS_PER_CONNECTION) response.setHeader('Connection', 'close');
     if (served > MAX_REQUESTS_PER_CONNECTION) {
-      const before = [...this.openOnSocket(request.socket)].filter((open) => open !== response && !open.headersSent);
-      if (before.length === 0) request.socket.pause();
-      for (const open of before) open.removeHeader('Connection');
-      if (before.length > 0) writeUnavailable(request, response, 'This connection has served all its requests', '0');
+      for (const open of this.openOnSocket(request.socket)) if (!open.headersSent) open.removeHeader('Connection');
+      const body = { error: ErrorCode.ServiceUnavailable, message: 'This connection has served all its requests' };
+      writeError(request, response, body, { 'Retry-After': '0', Connection: 'close' });
       return false;
     }
     if (this.open.size > this.config.maxInFlight) {
@@ -185,6 +182,14 @@ export class RequestGate {
     const refusal = this.refusals.get(socket);
     this.refusals.delete(socket);
     refusal?.();
+  }
+
+  /** Counts the connection's requests, probes aside: true for one past the last once that answer has begun. */
+  private pastLastAnswer(request: IncomingMessage): boolean {
+    if (isProbe(request)) return false;
+    const served = (this.served.get(request.socket) ?? 0) + 1;
+    this.served.set(request.socket, served);
+    return served > MAX_REQUESTS_PER_CONNECTION && [...this.openOnSocket(request.socket)].every((o) => o.headersSent);
   }
 
   /** Runs `refuse` (which writes to `socket`) once every request open on it has been answered. */

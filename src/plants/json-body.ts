@@ -187,9 +187,8 @@ export function readJsonFields(text: string, fields: readonly string[]): Record<
 }
 
 /**
- * The source text of `fields`' values in the object `text` (valid JSON), the last of a repeated
- * key as `JSON.parse` takes it. A reviver would give it, but walks every nested value, and runs
- * out of stack on a deep one: this scan keeps to the top level.
+ * The source text of `fields`' values in the object `text` (valid JSON), the last of a repeated key as
+ * `JSON.parse` takes it; a scan of the top level, as a reviver walks every value and overflows on a deep one.
  */
 function sourcesOf(text: string, fields: readonly string[]): Record<string, string | undefined> {
   const sources: Record<string, string | undefined> = {};

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { answerEnd, answers, createRequest, exchange } from '../support/raw-http';
 import { open } from '../support/sockets';
 import { listeningTestApp } from '../support/app';
@@ -55,5 +56,35 @@ describe('requests past a connection limit', () => {
     await closed;
     expect(heads.filter((head) => /\r\nconnection: close/i.test(head))).toEqual([heads[heads.length - 1]]);
     expect(heads.every((head) => head.startsWith('HTTP/1.1 200 '))).toBe(true);
+  });
+});
+
+describe('a request sent once the last answer of its connection has begun', () => {
+  // Short deadlines: only nothing moving ends this connection.
+  const served = listeningTestApp({}, { deadlines: { headersMs: 500, requestMs: 60_000, idleMs: 600 } });
+
+  it('is never run, and does not keep a connection whose client stopped reading', async () => {
+    const accepted = once(served().app.server, 'connection') as Promise<[Socket]>;
+    const socket = await open(served().port);
+    const [ours] = await accepted;
+    const bundles = 20; // ~30 MB of answers: more than the kernel holds for a client that stops reading
+    const creates = MAX_REQUESTS_PER_CONNECTION - bundles;
+    let text = '';
+    const firstBundle = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        if (text.split('HTTP/1.1 ').length > creates + 1) resolve();
+      }),
+    );
+    socket.write(
+      Array.from({ length: creates }, (_, i) => createRequest(served().app.token, 900_000 + i, 'p')).join('') +
+        'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(bundles),
+    );
+    await firstBundle; // every bundle's answer has begun by now: the last, the 1,000th, says close
+    socket.pause();
+    socket.write(createRequest(served().app.token, 999_999, 'past the last'));
+    await once(ours, 'close');
+    socket.destroy();
+    expect(await served().app.storedPlant('999999')).toBeUndefined();
   });
 });
