@@ -1,3 +1,4 @@
+import { storedPlant } from '../../test/support/app';
 import { usePlantsModule } from '../../test/support/plants-module';
 import { ApiError } from '../errors/api-error';
 import { Metrics } from '../observability/metrics';
@@ -7,12 +8,7 @@ describe('PlantsService', () => {
   const testing = usePlantsModule();
   const service = (): PlantsService => testing().module.get(PlantsService);
 
-  const stored = async (id: bigint): Promise<unknown> =>
-    (
-      await testing().dataSource.query('SELECT CAST("id" AS TEXT) AS "id", "name", "tag" FROM "plant" WHERE "id" = ?', [
-        String(id),
-      ])
-    )[0];
+  const stored = (id: bigint) => storedPlant(testing().dataSource, String(id));
 
   it('stores a plant with its exact id and answers it without the id', async () => {
     await expect(service().create({ id: 9007199254740993n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({

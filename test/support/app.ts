@@ -33,6 +33,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The stored row of plant `id`, read back with its id as exact text. */
+export async function storedPlant(dataSource: DataSource, id: string): Promise<StoredPlant | undefined> {
+  const row = await dataSource
+    .getRepository(PlantEntity)
+    .createQueryBuilder('plant')
+    .select('CAST(plant.id AS TEXT)', 'id')
+    .addSelect('plant.name', 'name')
+    .addSelect('plant.tag', 'tag')
+    .where('plant.id = :id', { id })
+    .getRawOne<StoredPlant>();
+  return row ?? undefined;
+}
+
 /**
  * The real application, built exactly as `main.ts` builds it (`createApp`), on a fresh store of
  * its own (a SQLite file, or a new PostgreSQL database under `npm run test:postgres`). Settings
@@ -72,17 +85,7 @@ export async function startTestApp(
       tokens,
       token,
       databaseUrl: database.url,
-      async storedPlant(id) {
-        const row = await dataSource
-          .getRepository(PlantEntity)
-          .createQueryBuilder('plant')
-          .select('CAST(plant.id AS TEXT)', 'id')
-          .addSelect('plant.name', 'name')
-          .addSelect('plant.tag', 'tag')
-          .where('plant.id = :id', { id })
-          .getRawOne<StoredPlant>();
-        return row ?? undefined;
-      },
+      storedPlant: (id) => storedPlant(dataSource, id),
       async close() {
         if (server.listening) {
           server.closeAllConnections();

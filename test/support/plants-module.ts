@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
+import { parseDatabaseUrl } from '../../src/config/configuration';
 import { chooseStore } from '../../src/database/database.module';
 import { openStore } from '../../src/database/open-store';
 import { StoreOutage } from '../../src/database/store-outage';
@@ -12,6 +10,7 @@ import { PlantStore } from '../../src/plants/plant-store';
 import { PlantsController } from '../../src/plants/plants.controller';
 import { PLANT_STORES } from '../../src/plants/plants.module';
 import { PlantsService } from '../../src/plants/plants.service';
+import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
 
 export interface PlantsTesting {
@@ -20,14 +19,14 @@ export interface PlantsTesting {
   close(): Promise<void>;
 }
 
-/** The plants feature built by Nest's testing module on a real SQLite store of its own, metrics counting. */
+/** The plants feature built by Nest's testing module on a fresh store of its own (`freshDatabase`), metrics counting. */
 export async function plantsTestingModule(): Promise<PlantsTesting> {
-  const folder = mkdtempSync(join(tmpdir(), 'plant-store-unit-'));
-  const remove = (): void => rmSync(folder, { recursive: true, force: true });
+  const database = await freshDatabase();
   let dataSource: DataSource | undefined;
   try {
-    dataSource = await openStore({ type: 'sqlite', path: join(folder, 'store.sqlite') }, ENTITIES);
-    const store = chooseStore(PLANT_STORES, 'sqlite', dataSource, new StoreOutage());
+    const config = parseDatabaseUrl(database.url);
+    dataSource = await openStore(config, ENTITIES);
+    const store = chooseStore(PLANT_STORES, config.type, dataSource, new StoreOutage());
     const module = await Test.createTestingModule({
       controllers: [PlantsController],
       providers: [
@@ -43,12 +42,12 @@ export async function plantsTestingModule(): Promise<PlantsTesting> {
       async close() {
         await module.close();
         await opened.destroy();
-        remove();
+        await database.drop();
       },
     };
   } catch (error) {
     await dataSource?.destroy();
-    remove();
+    await database.drop();
     throw error;
   }
 }
