@@ -1,29 +1,28 @@
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
-import { openStore } from '../src/database/open-store';
-import { StoreOutage } from '../src/database/store-outage';
-import { chooseStore } from '../src/database/database.module';
-import type { Outcome } from '../src/plants/plant-store';
-import type { PlantEntity } from '../src/plants/plant.entity';
-import type { PlantStore } from '../src/plants/plant-store';
-import { plantRow } from '../src/plants/plants.service';
-import { PLANT_STORES } from '../src/plants/plants.module';
+import { openStore, storeOf } from '../src/database/open-store';
+import { Metrics } from '../src/observability/metrics';
+import { PlantEntity } from '../src/plants/plant.entity';
+import { type Outcome, plantRow, PlantsService } from '../src/plants/plants.service';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { ENTITIES } from '../src/entities';
 
+const plantsOn = (dataSource: DataSource): PlantsService =>
+  new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics(false));
+
 /**
- * The store that `npm test` (SQLite) or `npm run test:postgres` (PostgreSQL) runs on, on its own:
- * its batching (group commit on SQLite, one multi-row INSERT on PostgreSQL) decides every create
- * of a batch exactly as if they had come one after the other, and commits all of it or none.
+ * The plants service on the store that `npm test` (SQLite) or `npm run test:postgres` (PostgreSQL)
+ * runs on: its group commit decides every create of a batch exactly as if they had come one after
+ * the other, and commits all of it or none.
  */
 describe(`the ${testStoreKind()} plant store`, () => {
   let database: TestDatabase;
   let dataSource: DataSource;
-  let store: PlantStore;
+  let store: PlantsService;
   beforeAll(async () => {
     database = await freshDatabase();
     dataSource = await openStore(parseDatabaseUrl(database.url), ENTITIES, 'server');
-    store = chooseStore(PLANT_STORES, parseDatabaseUrl(database.url).type, dataSource, new StoreOutage());
+    store = plantsOn(dataSource);
   });
   afterAll(async () => {
     await dataSource.destroy();
@@ -39,11 +38,11 @@ describe(`the ${testStoreKind()} plant store`, () => {
   it('decides duplicates inside one batch in arrival order', async () => {
     // Called in one turn of the event loop: one batch.
     const outcomes: Array<Promise<Outcome>> = [
-      store.create(plant('9007199254740993', 'first')),
-      store.create(plant('9007199254740993', 'first')),
-      store.create(plant('9007199254740993', 'second')),
-      store.create(plant('9007199254740992', 'neighbour', 'n')),
-      store.create(plant('9007199254740992', 'neighbour', null)),
+      store.storeRow(plant('9007199254740993', 'first')),
+      store.storeRow(plant('9007199254740993', 'first')),
+      store.storeRow(plant('9007199254740993', 'second')),
+      store.storeRow(plant('9007199254740992', 'neighbour', 'n')),
+      store.storeRow(plant('9007199254740992', 'neighbour', null)),
     ];
     expect(await Promise.all(outcomes)).toEqual(['created', 'replayed', 'conflict', 'created', 'conflict']);
     expect(await stored('9007199254740993')).toEqual([{ id: '9007199254740993', name: 'first', tag: null }]);
@@ -51,11 +50,11 @@ describe(`the ${testStoreKind()} plant store`, () => {
   });
 
   it('judges a batch against plants stored before it', async () => {
-    await store.create(plant('77', 'earlier', 'x'));
+    await store.storeRow(plant('77', 'earlier', 'x'));
     const outcomes = await Promise.all([
-      store.create(plant('77', 'earlier', 'x')),
-      store.create(plant('77', 'earlier', 'y')),
-      store.create(plant('78', 'new')),
+      store.storeRow(plant('77', 'earlier', 'x')),
+      store.storeRow(plant('77', 'earlier', 'y')),
+      store.storeRow(plant('78', 'new')),
     ]);
     expect(outcomes).toEqual(['replayed', 'conflict', 'created']);
   });
@@ -77,9 +76,9 @@ describe(`the ${testStoreKind()} plant store`, () => {
     }
     try {
       const results = await Promise.allSettled([
-        store.create(plant('501', 'before')),
-        store.create(plant('502', 'poison')),
-        store.create(plant('503', 'after')),
+        store.storeRow(plant('501', 'before')),
+        store.storeRow(plant('502', 'poison')),
+        store.storeRow(plant('503', 'after')),
       ]);
       expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
       for (const id of ['501', '502', '503']) expect(await stored(id)).toEqual([]);
@@ -89,7 +88,7 @@ describe(`the ${testStoreKind()} plant store`, () => {
       );
     }
     // The next batch is not affected.
-    expect(await store.create(plant('501', 'before'))).toBe('created');
+    expect(await store.storeRow(plant('501', 'before'))).toBe('created');
   });
 
   it('decides the same ids sent at once by two instances in opposite orders, never failing either', async () => {
@@ -98,12 +97,12 @@ describe(`the ${testStoreKind()} plant store`, () => {
     // waiting for the other's uncommitted rows), and one batch would fail.
     const other = await openStore(parseDatabaseUrl(database.url), ENTITIES, 'server');
     try {
-      const otherStore = chooseStore(PLANT_STORES, parseDatabaseUrl(database.url).type, other, new StoreOutage());
+      const otherStore = plantsOn(other);
       for (let round = 0; round < 5; round++) {
         const ids = Array.from({ length: 200 }, (_, i) => String(10_000 + round * 1_000 + i));
         const [up, down] = await Promise.all([
-          Promise.all(ids.map((id) => store.create(plant(id, 'both')))),
-          Promise.all([...ids].reverse().map((id) => otherStore.create(plant(id, 'both')))),
+          Promise.all(ids.map((id) => store.storeRow(plant(id, 'both')))),
+          Promise.all([...ids].reverse().map((id) => otherStore.storeRow(plant(id, 'both')))),
         ]);
         const byId = new Map(ids.map((id, i) => [id, [up[i], down[ids.length - 1 - i]].sort()]));
         for (const outcomes of byId.values()) expect(outcomes).toEqual(['created', 'replayed']);

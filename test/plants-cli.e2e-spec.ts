@@ -6,10 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { StoreOutage } from '../src/database/store-outage';
-import { parseDatabaseUrl } from '../src/config/configuration';
-import { chooseStore } from '../src/database/database.module';
-import { PLANT_STORES } from '../src/plants/plants.module';
+import { PlantsService } from '../src/plants/plants.service';
 import { startTestApp, type TestApp } from './support/app';
 import { freshDatabase } from './support/databases';
 import { type Finished, run } from './support/spawn';
@@ -60,9 +57,8 @@ describe('npm run plants -- export', () => {
   });
 
   it('reads in pages, so every plant comes out once however the pages fall', async () => {
-    const store = chooseStore(PLANT_STORES, parseDatabaseUrl(t.databaseUrl).type, t.dataSource, new StoreOutage());
     const seen: string[] = [];
-    for await (const plant of store.list(2)) seen.push(plant.id);
+    for await (const plant of t.app.get(PlantsService).list(2)) seen.push(plant.id);
     expect(seen).toEqual([
       '-9223372036854775808',
       '-1',

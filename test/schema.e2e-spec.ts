@@ -2,7 +2,6 @@ import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
 import { openStore } from '../src/database/open-store';
-import { nativeSqlite } from '../src/database/sqlite/handle';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { ENTITIES } from '../src/entities';
 
@@ -61,7 +60,7 @@ async function appliedCount(dataSource: DataSource): Promise<number> {
       const dataSource = await openStore(config, ENTITIES, 'server');
       clearTimeout(released);
       try {
-        expect(nativeSqlite(dataSource).pragma('journal_mode', { simple: true })).toBe('wal');
+        expect(await dataSource.query('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
         expect(await dataSource.showMigrations()).toBe(false);
       } finally {
         await dataSource.destroy();

@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import request from 'supertest';
 import { alterStore, freshDatabase, onPostgres, testStoreKind } from './support/databases';
 import { startTestApp, type TestApp } from './support/app';
@@ -139,7 +138,7 @@ describe('a store that answers but cannot take creates', () => {
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
     const { app, server } = await createApp(config, createRootLogger('silent'));
     try {
-      const token = await new TokensService(app.get(DataSource)).create('writer');
+      const token = await app.get(TokensService).create('writer');
       expect((await create(server, token, 1)).status).toBe(200);
 
       await onPostgres(database.url, (client) => client.query(`REVOKE INSERT ON "plant" FROM "${role}"`));

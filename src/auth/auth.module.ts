@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
-import { storeProvider } from '../database/database.module';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiTokenEntity } from './api-token.entity';
 import { BearerStrategy } from './bearer-auth';
-import { TOKEN_STORES, TokenStore } from './token-store';
+import { TokensService } from './tokens.service';
 
 @Module({
-  imports: [PassportModule.register({ session: false })],
-  providers: [storeProvider(TokenStore, TOKEN_STORES), BearerStrategy],
+  imports: [PassportModule.register({ session: false }), TypeOrmModule.forFeature([ApiTokenEntity])],
+  providers: [TokensService, BearerStrategy],
+  exports: [TokensService],
 })
 export class AuthModule {}

@@ -10,7 +10,7 @@ import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
 import { traced, tracing } from '../observability/tracing';
 import { IS_PUBLIC_KEY } from './public.decorator';
-import { type TokenRecord, TokenStore } from './token-store';
+import { type TokenRecord, TokensService } from './tokens.service';
 
 export const TOKEN_PREFIX = 'pst_';
 export const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
@@ -35,8 +35,8 @@ export interface AuthenticatedClient {
 }
 
 /**
- * passport-http-bearer, shown only the Authorization header. Requests of one event-loop turn with
- * the same token share one read; nothing is kept past the turn, so a revocation counts at once.
+ * passport-http-bearer, shown only the Authorization header. The tokens of one event-loop turn are
+ * read together; nothing is kept past the turn, so a revocation counts at once.
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
@@ -44,7 +44,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   private clearing = false;
 
   constructor(
-    tokens: TokenStore,
+    tokens: TokensService,
     private readonly metrics: Metrics,
   ) {
     super();
@@ -57,10 +57,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
         };
         return tracing.on ? traced('token lookup', lookUp) : lookUp();
       },
-      {
-        batch: tokens.gathersATurn,
-        batchScheduleFn: tokens.gathersATurn ? (gather) => setImmediate(gather) : undefined,
-      },
+      { batchScheduleFn: (gather) => setImmediate(gather) },
     );
   }
 

@@ -6,16 +6,13 @@ import { accessSync, constants, createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { ValidationPipe } from '@nestjs/common';
-import { openStore } from '../database/open-store';
-import { StoreOutage } from '../database/store-outage';
-import { chooseStore } from '../database/database.module';
+import { openStore, storeOf } from '../database/open-store';
 import { ApiError } from '../errors/api-error';
 import { jsonBodyShape, readJsonFields, VALIDATION_OPTIONS } from '../plants/json-body';
 import { NewPlant } from '../plants/dto/plant.dto';
-import { PLANT_FIELDS, type PlantEntity } from '../plants/plant.entity';
-import type { Outcome, PlantStore } from '../plants/plant-store';
-import { plantRow } from '../plants/plants.service';
-import { PLANT_STORES } from '../plants/plants.module';
+import { PLANT_FIELDS, PlantEntity } from '../plants/plant.entity';
+import { type Outcome, plantRow, PlantsService } from '../plants/plants.service';
+import { Metrics } from '../observability/metrics';
 import { commandConfig, OperatorError, runCommand, standardOutputClosed, UsageError } from './command';
 import { ENTITIES } from '../entities';
 
@@ -61,11 +58,11 @@ async function plantFromLine(line: string): Promise<PlantEntity | string> {
 /** Creates arrive together in chunks of this many: the store commits each chunk in few batches. */
 const IMPORT_CHUNK = 1000;
 
-async function importPlants(store: PlantStore, input: Readable): Promise<boolean> {
+async function importPlants(plants: PlantsService, input: Readable): Promise<boolean> {
   const counts: Record<Outcome | 'invalid', number> = { created: 0, replayed: 0, conflict: 0, invalid: 0 };
   let chunk: { line: number; plant: PlantEntity }[] = [];
   const flush = async (): Promise<void> => {
-    const outcomes = await Promise.all(chunk.map(({ plant }) => store.create(plant)));
+    const outcomes = await Promise.all(chunk.map(({ plant }) => plants.storeRow(plant)));
     outcomes.forEach((outcome, i) => {
       counts[outcome]++;
       if (outcome === 'conflict') {
@@ -115,12 +112,12 @@ async function main(args: readonly string[]): Promise<void> {
   const { database } = commandConfig();
   const dataSource = await openStore(database, ENTITIES);
   try {
-    const store = chooseStore(PLANT_STORES, database.type, dataSource, new StoreOutage());
+    const plants = new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics(false));
     if (importing) {
-      if (!(await importPlants(store, file === '-' ? process.stdin : createReadStream(file)))) process.exitCode = 1;
+      if (!(await importPlants(plants, file === '-' ? process.stdin : createReadStream(file)))) process.exitCode = 1;
       return;
     }
-    for await (const plant of store.list()) {
+    for await (const plant of plants.list()) {
       if (!process.stdout.write(plantLine(plant))) await once(process.stdout, 'drain');
     }
   } finally {

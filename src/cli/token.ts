@@ -2,7 +2,8 @@
 import '../node-version';
 import 'reflect-metadata';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
-import { openStore } from '../database/open-store';
+import { openStore, storeOf } from '../database/open-store';
+import { ApiTokenEntity } from '../auth/api-token.entity';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 import { ENTITIES } from '../entities';
 
@@ -36,7 +37,7 @@ async function main(args: readonly string[]): Promise<void> {
   const dataSource = await openStore(database, ENTITIES);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
-    const tokens = new TokensService(dataSource);
+    const tokens = new TokensService(dataSource.getRepository(ApiTokenEntity), storeOf(dataSource));
     if (command === 'create') {
       let token: string;
       try {

@@ -1,36 +1,15 @@
-import { type Abstract, type DynamicModule, Global, Logger, Module, type Provider } from '@nestjs/common';
+import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { CONFIG, type ConfigSlice, type DatabaseConfig } from '../config/configuration';
+import type { DataSource } from 'typeorm';
+import { storeOf } from './open-store';
+import { Store } from './store';
+import { CONFIG, type ConfigSlice } from '../config/configuration';
 import { Metrics } from '../observability/metrics';
 import { PostgresStoreCheck } from './postgres/postgres-kind';
 import { SqliteCheckpointer } from './sqlite/checkpointer';
 import { SqliteStoreCheck } from './sqlite/sqlite-kind';
 import type { ServerLock } from './store-kind';
 import { StoreCheck, StoreOutage, StoreRecovery } from './store-outage';
-
-export type StoreImplementations<T> = Readonly<
-  Record<DatabaseConfig['type'], new (dataSource: DataSource, outage: StoreOutage) => T>
->;
-
-export function chooseStore<T>(
-  implementations: StoreImplementations<T>,
-  kind: DatabaseConfig['type'],
-  dataSource: DataSource,
-  outage: StoreOutage,
-): T {
-  return new implementations[kind](dataSource, outage);
-}
-
-/** `chooseStore` as the provider of a feature's abstract store, for the kind DATABASE_URL names. */
-export function storeProvider<T>(store: Abstract<T>, implementations: StoreImplementations<T>): Provider {
-  return {
-    provide: store,
-    inject: [CONFIG.database, DataSource, StoreOutage],
-    useFactory: (database: ConfigSlice<'database'>, dataSource: DataSource, outage: StoreOutage): T =>
-      chooseStore(implementations, database.type, dataSource, outage),
-  };
-}
 
 /** The store, opened before the application is built (so a bad one stops the start with one line), and what watches it. */
 @Global()
@@ -51,7 +30,13 @@ export class DatabaseModule {
           inject: [Metrics],
           useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
         },
-        storeProvider(StoreCheck, { sqlite: SqliteStoreCheck, postgres: PostgresStoreCheck }),
+        {
+          provide: StoreCheck,
+          inject: [CONFIG.database],
+          useFactory: (database: ConfigSlice<'database'>) =>
+            database.type === 'sqlite' ? new SqliteStoreCheck(dataSource) : new PostgresStoreCheck(dataSource),
+        },
+        { provide: Store, inject: [StoreOutage], useFactory: (outage: StoreOutage) => storeOf(dataSource, outage) },
         StoreRecovery,
         {
           provide: SqliteCheckpointer,
@@ -61,7 +46,7 @@ export class DatabaseModule {
         },
         { provide: 'ServerLock', useValue: { onApplicationShutdown: () => serverLock.release() } },
       ],
-      exports: [StoreOutage, StoreCheck],
+      exports: [StoreOutage, StoreCheck, Store],
     };
   }
 }

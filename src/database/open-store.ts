@@ -2,12 +2,19 @@ import { DataSource, MigrationExecutor, type QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres/postgres-kind';
 import { SQLITE } from './sqlite/sqlite-kind';
+import { Store } from './store';
 import { isCompatible, type StoreClient, type StoreEntities, type StoreKind } from './store-kind';
+import { StoreOutage } from './store-outage';
 export { StoreCommandError, StoreCommandFailure } from './store-kind';
 
 /** The kind DATABASE_URL names: its options (also `ormconfig.ts`'s), migrations, locks and backup. */
 export function storeKind(database: DatabaseConfig): StoreKind {
   return { sqlite: SQLITE, postgres: POSTGRES }[database.type];
+}
+
+/** The open store as features use it, for a data source `openStore` opened. */
+export function storeOf(dataSource: DataSource, outage = new StoreOutage()): Store {
+  return new Store(dataSource.options.type === 'postgres' ? POSTGRES : SQLITE, outage);
 }
 
 /** The store DATABASE_URL names could not be opened; the message is the operator's one line. */
@@ -69,7 +76,7 @@ export async function openStore(
       const applied = await kind.migrate(dataSource, database);
       migrated?.(applied);
     }
-    if (client === 'server') kind.serve(dataSource);
+    if (client === 'server') await kind.serve(dataSource);
     return dataSource;
   } catch (error) {
     if (dataSource?.isInitialized) await dataSource.destroy().catch(() => undefined);

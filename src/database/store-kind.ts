@@ -33,8 +33,24 @@ export const migrationFiles = (kind: DatabaseConfig['type']): string =>
 
 export type StoreClient = 'server' | 'command';
 
-/** What differs between SQLite and PostgreSQL in opening a store. */
-export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
+/** How a kind's driver fails and waits, as the store's users see it. */
+export interface StoreDialect {
+  /** Another writer holds what a write needs: nothing was written, and it may go through soon. */
+  isBusy(error: unknown): boolean;
+  /** Says who held it, for the answer once a write has waited too long. */
+  busyWith: string;
+  /** The driver's error, as a StoreUnavailableError where it means the store cannot take a write now. */
+  failure(error: unknown): unknown;
+  /** How many transactions a process runs at once: SQLite's one connection runs one. */
+  transactionsAtOnce: number;
+  /** Whether a read needs a transaction to carry the store's bounds (PostgreSQL's are SET LOCAL). */
+  readsInTransaction: boolean;
+  /** A server that stopped answering cannot fire its own bounds: past this, a wait is given up. */
+  answerWaitMs?: number;
+}
+
+/** What differs between SQLite and PostgreSQL in opening and using a store. */
+export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> extends StoreDialect {
   options(database: C, entities: StoreEntities): DataSourceOptions;
   describe(database: C): string;
   beforeConnect(database: C): void;
@@ -49,5 +65,5 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> {
   /** A consistent, owner-only copy of the store in a new `file`, while it serves. */
   backup(dataSource: DataSource, file: string): Promise<void>;
   /** Once migrated, how a server (not a command) uses the connection. */
-  serve(dataSource: DataSource): void;
+  serve(dataSource: DataSource): Promise<void>;
 }

@@ -18,8 +18,6 @@ export class PlantEntity {
 export type PlantField = Exclude<keyof PlantEntity & keyof NewPlant, 'id'>;
 
 /** Read from the entity, so a new column needs no code here. */
-export const PLANT_COLUMNS: readonly { field: PlantField; type: string }[] = getMetadataArgsStorage()
+export const PLANT_FIELDS: readonly PlantField[] = getMetadataArgsStorage()
   .columns.filter((column) => column.target === PlantEntity && column.propertyName !== 'id')
-  .map((column) => ({ field: column.propertyName as PlantField, type: String(column.options.type) }));
-
-export const PLANT_FIELDS: readonly PlantField[] = PLANT_COLUMNS.map((column) => column.field);
+  .map((column) => column.propertyName as PlantField);

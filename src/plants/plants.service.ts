@@ -1,10 +1,15 @@
 import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository, SelectQueryBuilder } from 'typeorm';
+import type { GroupCommit } from '../database/group-commit';
+import { Store } from '../database/store';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
 import type { NewPlant, Plant } from './dto/plant.dto';
-import { PLANT_FIELDS, type PlantEntity } from './plant.entity';
-import { PlantStore } from './plant-store';
+import { PLANT_FIELDS, PlantEntity } from './plant.entity';
+
+export type Outcome = 'created' | 'replayed' | 'conflict';
 
 /** The row a plant is stored as: its id as exact decimal text, an absent field as NULL. */
 export function plantRow(plant: NewPlant): PlantEntity {
@@ -20,19 +25,81 @@ export function toPlant(row: PlantEntity): Plant {
   return plant as unknown as Plant;
 }
 
+const sameFields = (a: PlantEntity, b: PlantEntity): boolean => PLANT_FIELDS.every((field) => a[field] === b[field]);
+
+/** Numeric order of distinct decimal int64 ids (as BigInt: a JS number would round them). */
+const byId = (a: PlantEntity, b: PlantEntity): number => (BigInt(a.id) < BigInt(b.id) ? -1 : 1);
+
+/** Bounds one statement's parameters (PostgreSQL allows 65,535) and one commit's work. */
+const MAX_BATCH_SIZE = 1000;
+
 @Injectable()
 export class PlantsService {
+  private readonly batches: GroupCommit<PlantEntity, Outcome>;
+
   constructor(
-    private readonly store: PlantStore,
+    @InjectRepository(PlantEntity) private readonly plants: Repository<PlantEntity>,
+    private readonly store: Store,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.batches = store.groupCommit((batch) => this.write(batch), MAX_BATCH_SIZE);
+  }
 
   /** A taken id is a safe retry when the stored plant is the same (200), a conflict otherwise (409). */
   async create(plant: NewPlant): Promise<Plant> {
     const row = plantRow(plant);
-    const outcome = await this.store.create(row);
+    const outcome = await this.storeRow(row);
     this.metrics.created(outcome);
     if (outcome === 'conflict') throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
     return toPlant(row);
+  }
+
+  /** Decided by the primary key alone; resolves once durably committed. */
+  storeRow(row: PlantEntity): Promise<Outcome> {
+    return this.batches.enqueue(row);
+  }
+
+  /** Every stored plant in id order, read a page at a time, so memory stays bounded. */
+  async *list(pageSize = 1000): AsyncIterable<PlantEntity> {
+    let rows = await this.select(this.plants).orderBy('plant.id').limit(pageSize).getRawMany<PlantEntity>();
+    for (;;) {
+      yield* rows;
+      if (rows.length < pageSize) return;
+      const after = rows[rows.length - 1].id;
+      rows = await this.select(this.plants)
+        .where('plant.id > :after', { after })
+        .orderBy('plant.id')
+        .limit(pageSize)
+        .getRawMany<PlantEntity>();
+    }
+  }
+
+  /** The batch in one transaction: what is stored under its ids read, the new ones inserted in id order. */
+  private write(batch: readonly PlantEntity[]): Promise<Outcome[]> {
+    const first = new Map<string, PlantEntity>();
+    for (const row of batch) if (!first.has(row.id)) first.set(row.id, row);
+    return this.store.transaction(this.plants, async (plants) => {
+      const ids = [...first.keys()];
+      const stored = await this.select(plants).where('plant.id IN (:...ids)', { ids }).getRawMany<PlantEntity>();
+      const taken = new Map(stored.map((row) => [row.id, row]));
+      // In id order: two instances inserting the same new ids in different orders would each wait for the other.
+      const added = [...first.values()].filter((row) => !taken.has(row.id)).sort(byId);
+      if (added.length > 0) {
+        await plants.createQueryBuilder().insert().values(added).updateEntity(false).callListeners(false).execute();
+      }
+      return batch.map((row): Outcome => {
+        const held = taken.get(row.id);
+        if (held !== undefined) return sameFields(held, row) ? 'replayed' : 'conflict';
+        if (first.get(row.id) === row) return 'created';
+        return sameFields(first.get(row.id)!, row) ? 'replayed' : 'conflict';
+      });
+    });
+  }
+
+  /** Ids as decimal text on both stores: a JS number would round those past 2^53. */
+  private select(plants: Repository<PlantEntity>): SelectQueryBuilder<PlantEntity> {
+    const query = plants.createQueryBuilder('plant').select('CAST(plant.id AS TEXT)', 'id');
+    for (const field of PLANT_FIELDS) query.addSelect(`plant.${field}`, field);
+    return query;
   }
 }

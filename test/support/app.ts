@@ -72,7 +72,7 @@ export async function startTestApp(
   }
   const { app, server } = started;
   try {
-    const tokens = new TokensService(app.get(DataSource));
+    const tokens = app.get(TokensService);
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
     const dataSource = app.get(DataSource);
     return {

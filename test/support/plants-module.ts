@@ -1,14 +1,13 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../../src/config/configuration';
-import { chooseStore } from '../../src/database/database.module';
-import { openStore } from '../../src/database/open-store';
-import { StoreOutage } from '../../src/database/store-outage';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import { openStore, storeOf } from '../../src/database/open-store';
+import { Store } from '../../src/database/store';
 import { ENTITIES } from '../../src/entities';
 import { Metrics } from '../../src/observability/metrics';
-import { PlantStore } from '../../src/plants/plant-store';
+import { PlantEntity } from '../../src/plants/plant.entity';
 import { PlantsController } from '../../src/plants/plants.controller';
-import { PLANT_STORES } from '../../src/plants/plants.module';
 import { PlantsService } from '../../src/plants/plants.service';
 import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
@@ -26,12 +25,12 @@ export async function plantsTestingModule(): Promise<PlantsTesting> {
   try {
     const config = parseDatabaseUrl(database.url);
     dataSource = await openStore(config, ENTITIES);
-    const store = chooseStore(PLANT_STORES, config.type, dataSource, new StoreOutage());
     const module = await Test.createTestingModule({
       controllers: [PlantsController],
       providers: [
         PlantsService,
-        { provide: PlantStore, useValue: store },
+        { provide: getRepositoryToken(PlantEntity), useValue: dataSource.getRepository(PlantEntity) },
+        { provide: Store, useValue: storeOf(dataSource) },
         { provide: Metrics, useValue: new Metrics(true) },
       ],
     }).compile();

@@ -1,5 +1,5 @@
 import { DatabaseError } from 'pg';
-import { isTransportFailure, postgresFailure } from './connection';
+import { isUniqueViolation, postgresFailure } from './connection';
 import { StoreUnavailableError } from '../../errors/api-error';
 
 function serverError(code: string): DatabaseError {
@@ -30,7 +30,6 @@ describe('postgresFailure', () => {
     ['XX001', 'corrupt data'],
   ])('turns SQLSTATE %s (%s) into unavailability', (code) => {
     expect(postgresFailure(serverError(code))).toBeInstanceOf(StoreUnavailableError);
-    expect(isTransportFailure(serverError(code))).toBe(false);
   });
 
   it.each(['23505', '23502', 'P0001', '42601', '22P02'])(
@@ -44,16 +43,22 @@ describe('postgresFailure', () => {
   // EPIPE has the shape of a SQLSTATE (five capitals): a pooler that went away once answered
   // a create 500 because of it.
   it.each(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT'])(
-    'turns a connection failure (%s) into unavailability, and discards the connection',
+    'turns a connection failure (%s) into unavailability',
     (code) => {
       expect(postgresFailure(systemError(code))).toBeInstanceOf(StoreUnavailableError);
-      expect(isTransportFailure(systemError(code))).toBe(true);
     },
   );
 
   it('turns an error without a code (a terminated connection, a query with no answer in time) into unavailability', () => {
     expect(postgresFailure(new Error('Connection terminated unexpectedly'))).toBeInstanceOf(StoreUnavailableError);
     expect(postgresFailure(new Error('Query read timeout'))).toBeInstanceOf(StoreUnavailableError);
-    expect(isTransportFailure(new Error('Query read timeout'))).toBe(true);
+  });
+});
+
+describe('isUniqueViolation', () => {
+  it('is SQLSTATE 23505 from the server only: another instance inserted the id first', () => {
+    expect(isUniqueViolation(serverError('23505'))).toBe(true);
+    expect(isUniqueViolation(serverError('23502'))).toBe(false);
+    expect(isUniqueViolation(Object.assign(new Error('duplicate'), { code: '23505' }))).toBe(false);
   });
 });

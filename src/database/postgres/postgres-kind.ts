@@ -1,6 +1,11 @@
-import type { DataSource, EntitySubscriberInterface, TransactionStartEvent } from 'typeorm';
+import {
+  type DataSource,
+  type EntitySubscriberInterface,
+  EventSubscriber,
+  QueryFailedError,
+  type TransactionStartEvent,
+} from 'typeorm';
 import type { DatabaseConfig } from '../../config/configuration';
-import { StoreUnavailableError } from '../../errors/api-error';
 import {
   breakingRefusal,
   isCompatible,
@@ -10,10 +15,18 @@ import {
   type StoreKind,
 } from '../store-kind';
 import { StoreCheck } from '../store-outage';
-import { BOUNDS, boundedQuery, POSTGRES_POOL_WAIT_MS, withPooledClient } from './connection';
+import { answeredWithin, StoreUnavailableError } from '../../errors/api-error';
+import {
+  BOUNDS,
+  isUniqueViolation,
+  POSTGRES_ANSWER_WAIT_MS,
+  POSTGRES_POOL_WAIT_MS,
+  postgresFailure,
+} from './connection';
 import { holdPostgresServerLock, serversAbsent, underMigrationLock } from './locks';
 
-/** Every transaction TypeORM starts (commands, migrations) gets the same bounds. */
+/** Every transaction TypeORM starts gets the same bounds; TypeORM loads only a decorated subscriber. */
+@EventSubscriber()
 class BoundedTransactions implements EntitySubscriberInterface {
   async afterTransactionStart(event: TransactionStartEvent): Promise<void> {
     await event.queryRunner.query(BOUNDS);
@@ -49,7 +62,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     poolSize: 10,
     connectTimeoutMS: POSTGRES_POOL_WAIT_MS,
     // No settings as connection parameters (a transaction pooler refuses them): each transaction
-    // sets its own bounds. Pipelining lets a bounded statement cost one round trip.
+    // sets its own bounds. Pipeline mode: TypeORM's schema reads send several queries at once.
     extra: { application_name: 'plant-store', pipeline: true },
     entities: [...entities],
     subscribers: [BoundedTransactions],
@@ -60,6 +73,13 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     logging: false,
   }),
   describe: (database) => `PostgreSQL at ${redact(database.url)}`,
+  // Another instance inserted one of the batch's new ids first: read again, the batch is a replay or a conflict.
+  isBusy: isUniqueViolation,
+  busyWith: 'other instances kept inserting the same ids',
+  failure: postgresFailure,
+  transactionsAtOnce: 4,
+  readsInTransaction: true,
+  answerWaitMs: POSTGRES_ANSWER_WAIT_MS,
   beforeConnect: () => undefined,
   check: assertUtf8Database,
   migrate: async (dataSource) =>
@@ -86,13 +106,12 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
           '(and restored, every instance stopped, with pg_restore --clean --if-exists --single-transaction --dbname "$DATABASE_URL" FILE)',
       ),
     ),
-  serve: () => undefined,
+  serve: () => Promise.resolve(),
 };
 
 /** Without writing a table: the locks and rights a create needs, read-only or not, and a WAL record to commit as a create does. */
+const LOCKS = ['LOCK TABLE "plant" IN ROW EXCLUSIVE MODE NOWAIT', 'LOCK TABLE "api_token" IN ACCESS SHARE MODE NOWAIT'];
 const CHECK =
-  'LOCK TABLE "plant" IN ROW EXCLUSIVE MODE NOWAIT; ' +
-  'LOCK TABLE "api_token" IN ACCESS SHARE MODE NOWAIT; ' +
   `SELECT current_setting('transaction_read_only') AS "readOnly", ` +
   `has_table_privilege('"plant"', 'INSERT') AND has_table_privilege('"plant"', 'SELECT') ` +
   `AND has_table_privilege('"api_token"', 'SELECT') AS "mayWrite", ` +
@@ -105,11 +124,16 @@ export class PostgresStoreCheck extends StoreCheck {
   }
 
   async ready(): Promise<void> {
-    const row = await withPooledClient(this.dataSource, async (client) => {
-      // Several statements in one text: pg answers with one result each.
-      const results = (await boundedQuery(client, { text: CHECK })) as unknown as { rows: CheckRow[] }[];
-      return results.at(-1)?.rows[0];
+    const check = this.dataSource.transaction(async (manager) => {
+      for (const lock of LOCKS) await manager.query(lock);
+      return (await manager.query<CheckRow[]>(CHECK))[0];
     });
+    let row: CheckRow | undefined;
+    try {
+      row = await answeredWithin(check, POSTGRES_ANSWER_WAIT_MS, `no answer within ${POSTGRES_ANSWER_WAIT_MS} ms`);
+    } catch (error) {
+      throw postgresFailure(error instanceof QueryFailedError ? error.driverError : error);
+    }
     if (row?.readOnly !== 'off') throw new StoreUnavailableError('the database is read-only');
     if (row.mayWrite !== true) throw new StoreUnavailableError('the user may not write the tables (SQLSTATE 42501)');
   }

@@ -1,8 +1,8 @@
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { StoreCommandError, StoreCommandFailure } from '../store-kind';
-import { nativeSqlite } from './handle';
 
 function fsyncFile(path: string): void {
   const fd = openSync(path, 'r');
@@ -36,7 +36,13 @@ export async function backupSqlite(dataSource: DataSource, file: string): Promis
     throw new StoreCommandError(`cannot create ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
   }
   try {
-    await nativeSqlite(dataSource).backup(partial);
+    // A connection of its own: better-sqlite3's online backup, beside the store's writers.
+    const source = new Database(String(dataSource.options.database), { fileMustExist: true });
+    try {
+      await source.backup(partial);
+    } finally {
+      source.close();
+    }
     fsyncFile(partial);
     nameWithoutOverwriting(partial, file);
     fsyncFile(dirname(file));

@@ -4,26 +4,28 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { nativeSqlite } from './handle';
 import { CHECKPOINT_INTERVAL_MS, SqliteCheckpointer, WAL_BOUND_BYTES } from './checkpointer';
 
 describe('SqliteCheckpointer', () => {
   let dir: string;
   let path: string;
   let dataSource: DataSource;
+  /** The connection under `dataSource`, as TypeORM's `prepareDatabase` hands it over. */
+  let db: Database.Database;
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'plant-store-checkpointer-'));
     path = join(dir, 'store.sqlite');
     dataSource = await new DataSource({
       type: 'better-sqlite3',
       database: path,
-      prepareDatabase: (db: { pragma(source: string): unknown }) => {
-        db.pragma('journal_mode = WAL');
+      prepareDatabase: (handle: Database.Database) => {
+        db = handle;
+        handle.pragma('journal_mode = WAL');
       },
     }).initialize();
     // No fsync per commit: the test writes a hundred megabytes, and a crash is not what it is about.
-    nativeSqlite(dataSource).pragma('synchronous = OFF');
-    nativeSqlite(dataSource).exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
+    db.pragma('synchronous = OFF');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)');
   });
   afterEach(async () => {
     await dataSource.destroy();
@@ -32,7 +34,6 @@ describe('SqliteCheckpointer', () => {
 
   /** Commits `megabytes` of rows, a page each, in transactions of a hundred, the event loop free between them. */
   async function write(megabytes: number): Promise<void> {
-    const db = nativeSqlite(dataSource);
     const insert = db.prepare('INSERT INTO t (body) VALUES (randomblob(3000))');
     const batch = db.transaction(() => {
       for (let i = 0; i < 100; i++) insert.run();
@@ -49,7 +50,7 @@ describe('SqliteCheckpointer', () => {
     const checkpointer = new SqliteCheckpointer(dataSource);
     await checkpointer.onModuleInit();
     try {
-      expect(nativeSqlite(dataSource).pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       await write((WAL_BOUND_BYTES / (1024 * 1024)) * 1.5);
       await sleep(CHECKPOINT_INTERVAL_MS * 5);
       // One interval's writes may land past the bound before the checkpoint that starts it over.
@@ -59,12 +60,12 @@ describe('SqliteCheckpointer', () => {
     } finally {
       await checkpointer.onModuleDestroy();
     }
-    expect(nativeSqlite(dataSource).pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
   });
 
   it('starts a log longer than its bound over without cutting the file shorter, which would stop the store', async () => {
     // As a server that stopped with its log past the bound leaves it.
-    nativeSqlite(dataSource).pragma('wal_autocheckpoint = 0');
+    db.pragma('wal_autocheckpoint = 0');
     await write((WAL_BOUND_BYTES / (1024 * 1024)) * 1.25);
     const before = walBytes();
     const checkpointer = new SqliteCheckpointer(dataSource);
@@ -73,8 +74,7 @@ describe('SqliteCheckpointer', () => {
       await write((WAL_BOUND_BYTES / (1024 * 1024)) * 1.5);
       // The log in use (not the file, which keeps its size) comes back within the bound once the
       // thread has copied it out, however long that takes; only the thread starts it over.
-      const logBytes = (): number =>
-        (nativeSqlite(dataSource).pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0].log * 4096;
+      const logBytes = (): number => (db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0].log * 4096;
       while (logBytes() >= WAL_BOUND_BYTES * 1.25) await sleep(CHECKPOINT_INTERVAL_MS);
       expect(walBytes()).toBeGreaterThanOrEqual(before);
     } finally {
@@ -84,12 +84,12 @@ describe('SqliteCheckpointer', () => {
 
   it("writes the log's file out to its bound before the server serves, past the frames it holds, which recovery still reads", async () => {
     // Commits only in the log: a reader that began before them keeps any checkpoint from copying them.
-    nativeSqlite(dataSource).pragma('wal_autocheckpoint = 0');
+    db.pragma('wal_autocheckpoint = 0');
     const reader = new Database(path);
     reader.exec('BEGIN');
     reader.prepare('SELECT count(*) FROM t').get();
     await write(1);
-    const rows = nativeSqlite(dataSource).prepare('SELECT count(*) FROM t').pluck().get();
+    const rows = db.prepare('SELECT count(*) FROM t').pluck().get();
     expect(rows).toBeGreaterThan(0);
     expect(walBytes()).toBeLessThan(WAL_BOUND_BYTES / 8);
     const checkpointer = new SqliteCheckpointer(dataSource);

@@ -5,7 +5,6 @@ import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DataSource } from 'typeorm';
 import type { CheckpointerData, CheckpointerReport } from './checkpointer.worker.mjs';
-import { nativeSqlite } from './handle';
 
 export const CHECKPOINT_INTERVAL_MS = 100;
 
@@ -29,17 +28,18 @@ export class SqliteCheckpointer implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     const path = this.dataSource.options.database;
     if (typeof path !== 'string' || path === ':memory:') return;
-    const db = nativeSqlite(this.dataSource);
     const data: CheckpointerData = {
       path,
       intervalMs: CHECKPOINT_INTERVAL_MS,
       boundBytes: WAL_BOUND_BYTES,
       lockWaitMs: LOCK_WAIT_MS,
     };
-    this.autocheckpointPages = db.pragma('wal_autocheckpoint', { simple: true }) as number;
+    const [{ wal_autocheckpoint }] =
+      await this.dataSource.query<{ wal_autocheckpoint: number }[]>('PRAGMA wal_autocheckpoint');
+    this.autocheckpointPages = wal_autocheckpoint;
     // The log is started over, never cut shorter (no `journal_size_limit`): commits overwrite
     // the file the thread wrote out to its bound.
-    db.pragma('wal_autocheckpoint = 0');
+    await this.dataSource.query('PRAGMA wal_autocheckpoint = 0');
     // The thread's own module, beside this one: compiled (.mjs) in dist/, as TypeScript under the tests.
     const worker = `checkpointer.worker.${extname(__filename) === '.ts' ? 'mts' : 'mjs'}`;
     const thread = new Worker(join(__dirname, worker), { workerData: data });
@@ -79,7 +79,7 @@ export class SqliteCheckpointer implements OnModuleInit, OnModuleDestroy {
     if (!stopped) await thread.terminate();
     // Until the store closes, its own connection checkpoints again.
     if (this.dataSource.isInitialized) {
-      nativeSqlite(this.dataSource).pragma(`wal_autocheckpoint = ${this.autocheckpointPages}`);
+      await this.dataSource.query(`PRAGMA wal_autocheckpoint = ${this.autocheckpointPages}`);
     }
   }
 }

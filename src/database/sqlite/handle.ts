@@ -1,9 +1,4 @@
-import type Database from 'better-sqlite3';
-import type { DataSource } from 'typeorm';
 import { StoreUnavailableError } from '../../errors/api-error';
-
-/** better-sqlite3's busy timeout would block the event loop: the server's is 0 and the store waits on a timer. */
-export const SQLITE_LOCK_WAIT_MS = 5000;
 
 /** Primary result codes meaning "the file cannot be used right now", not a bug of ours. */
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOTADB|CORRUPT|PERM)(_|$)/;
@@ -31,13 +26,4 @@ export function sqliteFailure(error: unknown): unknown {
     return new StoreUnavailableError(`${code}: ${(error as Error).message}`, { cause: error });
   }
   return error;
-}
-
-/** The better-sqlite3 handle under TypeORM's driver, for statements prepared once. */
-export function nativeSqlite(dataSource: DataSource): Database.Database {
-  const db = dataSource.isInitialized
-    ? (dataSource.driver as unknown as { databaseConnection?: Database.Database }).databaseConnection
-    : undefined;
-  if (db === undefined || !db.open) throw new StoreUnavailableError('the SQLite database is closed');
-  return db;
 }

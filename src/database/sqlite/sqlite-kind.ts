@@ -2,12 +2,12 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { type DataSource, MigrationExecutor } from 'typeorm';
+import { type DataSource, MigrationExecutor, QueryFailedError } from 'typeorm';
 import type { DatabaseConfig } from '../../config/configuration';
 import { breakingRefusal, isCompatible, migrationFiles, StoreCommandError, type StoreKind } from '../store-kind';
 import { StoreCheck } from '../store-outage';
 import { backupSqlite } from './backup';
-import { isSqliteBusy, nativeSqlite, sqliteFailure } from './handle';
+import { isSqliteBusy, sqliteFailure } from './handle';
 import { OPEN_BUSY_TIMEOUT_MS, sqliteServerLock, withoutServers } from './server-lock';
 
 /** How often a start looks again while another process applies the migrations or holds the file. */
@@ -54,6 +54,11 @@ export const SQLITE: StoreKind<SqliteConfig> = {
     logging: false,
   }),
   describe: (database) => `SQLite file ${database.path}`,
+  isBusy: isSqliteBusy,
+  busyWith: 'the SQLite file stayed locked by another process',
+  failure: sqliteFailure,
+  transactionsAtOnce: 1,
+  readsInTransaction: false,
   beforeConnect(database) {
     if (database.path === ':memory:') return;
     makeDirectory(dirname(database.path));
@@ -105,41 +110,31 @@ export const SQLITE: StoreKind<SqliteConfig> = {
     }),
   holdServerLock: (database) => new Promise((resolve) => resolve(sqliteServerLock(database))),
   backup: backupSqlite,
-  serve(dataSource) {
-    nativeSqlite(dataSource).pragma('busy_timeout = 0');
-  },
+  // better-sqlite3's busy timeout would block the event loop: a server's write waits on a timer instead.
+  serve: async (dataSource) => void (await dataSource.query('PRAGMA busy_timeout = 0')),
 };
 
 /** `takesWrites` commits a change nobody sees: the only proof a full disk or read-only remount has passed. */
 export class SqliteStoreCheck extends StoreCheck {
-  private readonly tables: Database.Statement<[]>;
-
   constructor(private readonly dataSource: DataSource) {
     super();
-    this.tables = nativeSqlite(dataSource).prepare(
-      'SELECT (SELECT 1 FROM "plant" LIMIT 0), (SELECT 1 FROM "api_token" LIMIT 0)',
-    );
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- a failure rejects, as on PostgreSQL
   async ready(): Promise<void> {
-    try {
-      this.tables.get();
-    } catch (error) {
-      throw sqliteFailure(error);
-    }
+    await this.query('SELECT (SELECT 1 FROM "plant" LIMIT 0), (SELECT 1 FROM "api_token" LIMIT 0)');
   }
 
   async takesWrites(): Promise<void> {
     await this.ready();
-    const db = nativeSqlite(this.dataSource);
+    const [{ user_version }] = (await this.query('PRAGMA user_version')) as { user_version: number }[];
+    await this.query(`PRAGMA user_version = ${user_version}`);
+  }
+
+  private async query(sql: string): Promise<unknown> {
     try {
-      db.exec('BEGIN IMMEDIATE');
-      db.pragma(`user_version = ${Number(db.pragma('user_version', { simple: true }))}`);
-      db.exec('COMMIT');
+      return await this.dataSource.query(sql);
     } catch (error) {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      throw sqliteFailure(error);
+      throw sqliteFailure(error instanceof QueryFailedError ? error.driverError : error);
     }
   }
 }
