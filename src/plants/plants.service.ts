@@ -30,6 +30,22 @@ const sameFields = (a: PlantEntity, b: PlantEntity): boolean => PLANT_FIELDS.eve
 /** Numeric order of distinct decimal int64 ids (as BigInt: a JS number would round them). */
 const byId = (a: PlantEntity, b: PlantEntity): number => (BigInt(a.id) < BigInt(b.id) ? -1 : 1);
 
+/** Rolls back a batch's first attempt: one of its ids is taken. */
+class IdTaken extends Error {}
+
+/** Inserts `rows`, skipping taken ids if told to; says how many it inserted. */
+async function insert(
+  plants: Repository<PlantEntity>,
+  rows: PlantEntity[],
+  { ignoreTaken }: { ignoreTaken: boolean },
+): Promise<number> {
+  const query = plants.createQueryBuilder().insert().values(rows).updateEntity(false).callListeners(false);
+  const [sql, parameters] = (ignoreTaken ? query.orIgnore() : query).getQueryAndParameters();
+  // The query runner's structured result says how many rows the statement inserted; InsertResult does not.
+  const result = await plants.manager.queryRunner!.query(sql, parameters, true);
+  return result.affected ?? 0;
+}
+
 /** Bounds one statement's parameters (PostgreSQL allows 65,535) and one commit's work. */
 const MAX_BATCH_SIZE = 1000;
 
@@ -74,25 +90,37 @@ export class PlantsService {
     }
   }
 
-  /** The batch in one transaction: what is stored under its ids read, the new ones inserted in id order. */
-  private write(batch: readonly PlantEntity[]): Promise<Outcome[]> {
+  /**
+   * The batch in one transaction, its new rows inserted in id order (two instances inserting the
+   * same new ids in different orders would each wait for the other). Most batches hold only new
+   * ids: one INSERT takes them all. Else that attempt is rolled back, and the stored rows are read first.
+   */
+  private async write(batch: readonly PlantEntity[]): Promise<Outcome[]> {
     const first = new Map<string, PlantEntity>();
     for (const row of batch) if (!first.has(row.id)) first.set(row.id, row);
+    const rows = [...first.values()].sort(byId);
+    const outcomes = (taken: ReadonlyMap<string, PlantEntity>): Outcome[] =>
+      batch.map((row) => {
+        const held = taken.get(row.id) ?? first.get(row.id)!;
+        if (held === row) return 'created';
+        return sameFields(held, row) ? 'replayed' : 'conflict';
+      });
+    try {
+      return await this.store.transaction(this.plants, async (plants) => {
+        if ((await insert(plants, rows, { ignoreTaken: true })) < rows.length) throw new IdTaken();
+        return outcomes(new Map());
+      });
+    } catch (error) {
+      if (!(error instanceof IdTaken)) throw error;
+    }
     return this.store.transaction(this.plants, async (plants) => {
-      const ids = [...first.keys()];
+      const ids = rows.map((row) => row.id);
       const stored = await this.select(plants).where('plant.id IN (:...ids)', { ids }).getRawMany<PlantEntity>();
       const taken = new Map(stored.map((row) => [row.id, row]));
-      // In id order: two instances inserting the same new ids in different orders would each wait for the other.
-      const added = [...first.values()].filter((row) => !taken.has(row.id)).sort(byId);
-      if (added.length > 0) {
-        await plants.createQueryBuilder().insert().values(added).updateEntity(false).callListeners(false).execute();
-      }
-      return batch.map((row): Outcome => {
-        const held = taken.get(row.id);
-        if (held !== undefined) return sameFields(held, row) ? 'replayed' : 'conflict';
-        if (first.get(row.id) === row) return 'created';
-        return sameFields(first.get(row.id)!, row) ? 'replayed' : 'conflict';
-      });
+      const added = rows.filter((row) => !taken.has(row.id));
+      // An id another instance takes meanwhile fails the insert, and the batch is tried again.
+      if (added.length > 0) await insert(plants, added, { ignoreTaken: false });
+      return outcomes(taken);
     });
   }
 

@@ -26,8 +26,8 @@ export function isUniqueViolation(error: unknown): boolean {
   return error instanceof DatabaseError && error.code === '23505';
 }
 
-/** SET LOCAL: a transaction pooler refuses these as connection parameters. */
+/** SET LOCAL, as one statement: a transaction pooler refuses these as connection parameters. */
 export const BOUNDS =
-  `SET LOCAL statement_timeout = ${POSTGRES_STATEMENT_TIMEOUT_MS}; ` +
-  `SET LOCAL lock_timeout = ${POSTGRES_LOCK_TIMEOUT_MS}; ` +
-  `SET LOCAL idle_in_transaction_session_timeout = ${POSTGRES_STATEMENT_TIMEOUT_MS * 2}`;
+  `SELECT set_config('statement_timeout', '${POSTGRES_STATEMENT_TIMEOUT_MS}', true), ` +
+  `set_config('lock_timeout', '${POSTGRES_LOCK_TIMEOUT_MS}', true), ` +
+  `set_config('idle_in_transaction_session_timeout', '${POSTGRES_STATEMENT_TIMEOUT_MS * 2}', true)`;

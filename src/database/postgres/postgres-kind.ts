@@ -25,11 +25,14 @@ import {
 } from './connection';
 import { holdPostgresServerLock, serversAbsent, underMigrationLock } from './locks';
 
-/** Every transaction TypeORM starts gets the same bounds; TypeORM loads only a decorated subscriber. */
+/**
+ * Every transaction TypeORM starts gets the same bounds (TypeORM loads only a decorated subscriber).
+ * Not waited for: in pipeline mode the next statement follows at once, and a failed SET fails it.
+ */
 @EventSubscriber()
 class BoundedTransactions implements EntitySubscriberInterface {
-  async afterTransactionStart(event: TransactionStartEvent): Promise<void> {
-    await event.queryRunner.query(BOUNDS);
+  afterTransactionStart(event: TransactionStartEvent): void {
+    event.queryRunner.query(BOUNDS).catch(() => undefined);
   }
 }
 
@@ -77,7 +80,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   isBusy: isUniqueViolation,
   busyWith: 'other instances kept inserting the same ids',
   failure: postgresFailure,
-  transactionsAtOnce: 4,
+  transactionsAtOnce: 8,
   readsInTransaction: true,
   answerWaitMs: POSTGRES_ANSWER_WAIT_MS,
   beforeConnect: () => undefined,
