@@ -2,6 +2,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../config/configuration';
 import { openStore, storeOf } from '../database/open-store';
+import { SQLITE } from '../database/sqlite/sqlite-kind';
+import { Store } from '../database/store';
+import { StoreOutage } from '../database/store-outage';
 import { ENTITIES } from '../entities';
 import { Metrics } from '../observability/metrics';
 import { ApiTokenEntity } from './api-token.entity';
@@ -37,11 +40,24 @@ describe('BearerStrategy, one turn of the event loop', () => {
     expect(reads).toHaveBeenCalledTimes(2);
   });
 
-  it("reads a turn's tokens in one read", async () => {
+  it("reads each token of a turn at once on SQLite, where a read is an index probe (PostgreSQL's gather: one transaction)", async () => {
+    expect(tokens.gathersATurn).toBe(false);
     const secrets = await Promise.all(['a', 'b', 'c'].map((name) => tokens.create(name)));
     await nextTurn();
     const answers = await Promise.all(secrets.map((secret) => strategy.validate(secret)));
     expect(answers).toEqual([{ tokenName: 'a' }, { tokenName: 'b' }, { tokenName: 'c' }]);
-    expect(readHashes()).toEqual([secrets.map(hashToken)]);
+    expect(readHashes()).toEqual(secrets.map((secret) => [hashToken(secret)]));
+  });
+
+  it("reads a turn's tokens in one read where a read costs a transaction (as on PostgreSQL)", async () => {
+    const transactional = new Store({ ...SQLITE, readsInTransaction: true }, new StoreOutage());
+    const gathering = new TokensService(dataSource.getRepository(ApiTokenEntity), transactional);
+    const gathered = new BearerStrategy(gathering, new Metrics(false));
+    const secrets = await Promise.all(['d', 'e', 'f'].map((name) => gathering.create(name)));
+    await nextTurn();
+    const spy = jest.spyOn(gathering, 'findByHashes');
+    const answers = await Promise.all(secrets.map((secret) => gathered.validate(secret)));
+    expect(answers).toEqual([{ tokenName: 'd' }, { tokenName: 'e' }, { tokenName: 'f' }]);
+    expect(spy.mock.calls.map(([hashes]) => [...hashes])).toEqual([secrets.map(hashToken)]);
   });
 });

@@ -36,7 +36,8 @@ export interface AuthenticatedClient {
 
 /**
  * passport-http-bearer, shown only the Authorization header. The tokens of one event-loop turn are
- * read together; nothing is kept past the turn, so a revocation counts at once.
+ * read together where a read costs a transaction, each at once where it is an index probe;
+ * nothing is kept past the turn, so a revocation counts at once.
  */
 @Injectable()
 export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
@@ -57,7 +58,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
         };
         return tracing.on ? traced('token lookup', lookUp) : lookUp();
       },
-      { batchScheduleFn: (gather) => setImmediate(gather) },
+      tokens.gathersATurn ? { batchScheduleFn: (gather) => setImmediate(gather) } : { batch: false },
     );
   }
 

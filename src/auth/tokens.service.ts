@@ -29,6 +29,10 @@ export class TokensService {
     private readonly store: Store,
   ) {}
 
+  get gathersATurn(): boolean {
+    return this.store.gathersReads;
+  }
+
   /** The tokens stored under these hashes, in one read. */
   async findByHashes(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
     const rows = await this.store.read(this.tokens, (tokens) =>

@@ -62,6 +62,11 @@ export class Store {
     return result;
   }
 
+  /** Whether a turn's reads are best gathered into one: each costs a transaction (PostgreSQL), or an index probe. */
+  get gathersReads(): boolean {
+    return this.dialect.readsInTransaction;
+  }
+
   /** `read` on `repository`'s store, with its failure classified and an outage it shows noted. */
   async read<E extends ObjectLiteral, T>(
     repository: Repository<E>,
