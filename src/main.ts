@@ -30,8 +30,7 @@ function configOrExit(): AppConfig | undefined {
 function onSignals(server: Server, gate: RequestGate, config: AppConfig, close: () => Promise<void>, logger: Logger) {
   const log = logger.child({ context: 'Shutdown' });
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (gate.stopping) return;
-    gate.stopping = true;
+    if (!gate.stop()) return;
     const began = Date.now();
     if (config.shutdownDelayMs > 0) {
       log.info(`${signal}: not ready; serving for ${config.shutdownDelayMs} ms more before the drain`);

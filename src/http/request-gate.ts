@@ -64,10 +64,9 @@ function routeOf(request: Request): string {
  */
 @Injectable()
 export class RequestGate {
-  /** Asked to stop (SIGTERM): readiness fails from then on. */
-  stopping = false;
+  private asked = false;
   /** Draining: every request but the probes is answered 503. */
-  draining = false;
+  private draining = false;
   private readonly open = new Set<ServerResponse>();
   private readonly openOn = new WeakMap<Duplex, Set<ServerResponse>>();
   private readonly refusals = new WeakMap<Duplex, () => void>();
@@ -216,6 +215,18 @@ export class RequestGate {
   }
 
   /** Begins the drain: new requests are refused, and the answers still to come close their connections. */
+  /** Asked to stop (SIGTERM): readiness fails from then on. */
+  get stopping(): boolean {
+    return this.asked;
+  }
+
+  /** Says whether this is the first time it is asked. */
+  stop(): boolean {
+    if (this.asked) return false;
+    this.asked = true;
+    return true;
+  }
+
   drain(): void {
     this.draining = true;
     for (const response of this.open) if (!response.headersSent) response.setHeader('Connection', 'close');
