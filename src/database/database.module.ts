@@ -1,13 +1,13 @@
 import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { storeOf } from './open-store';
-import { Store } from './store';
 import { CONFIG, type ConfigSlice } from '../config/configuration';
 import { Metrics } from '../observability/metrics';
+import { storeOf } from './open-store';
 import { PostgresStoreCheck } from './postgres/postgres-kind';
 import { SqliteCheckpointer } from './sqlite/checkpointer';
 import { SqliteStoreCheck } from './sqlite/sqlite-kind';
+import { Store } from './store';
 import type { ServerLock } from './store-kind';
 import { StoreCheck, StoreOutage, StoreRecovery } from './store-outage';
 
