@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { DynamicModule, NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
@@ -14,11 +15,20 @@ import { nestLogger } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { setupOpenApi } from './openapi/openapi';
 
+/** How the application is made from its root module: by NestFactory, or by a test's `Test.createTestingModule`. */
+export type MakeApp = (
+  module: DynamicModule,
+  adapter: ExpressAdapter,
+  options: NestApplicationOptions,
+) => Promise<NestExpressApplication>;
+
+const byNestFactory: MakeApp = (module, adapter, options) => NestFactory.create(module, adapter, options);
+
 /** The store opened and migrated, Nest on Express (its JSON parser off), the log line and gate, the HTTP server over it. */
 export async function createApp(
   config: AppConfig,
   logger: Logger,
-  deadlines: Deadlines = DEADLINES,
+  { deadlines = DEADLINES, make = byNestFactory }: { deadlines?: Deadlines; make?: MakeApp } = {},
 ): Promise<{ app: NestExpressApplication; server: Server }> {
   const kind = storeKind(config.database);
   const where = kind.describe(config.database);
@@ -46,11 +56,11 @@ export async function createApp(
     .set('etag', false);
   let app: NestExpressApplication | undefined;
   try {
-    app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, logger, dataSource, serverLock),
-      new ExpressAdapter(instance),
-      { bodyParser: false, logger: nestLogger(logger), abortOnError: false },
-    );
+    app = await make(AppModule.forRoot(config, logger, dataSource, serverLock), new ExpressAdapter(instance), {
+      bodyParser: false,
+      logger: nestLogger(logger),
+      abortOnError: false,
+    });
     const gate = app.get(RequestGate);
     app.use(gate.use);
     setupOpenApi(app);

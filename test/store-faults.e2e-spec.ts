@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import pg from 'pg';
 import request from 'supertest';
 import { alterStore, freshDatabase, onPostgres, testStoreKind } from './support/databases';
-import { startTestApp, type TestApp } from './support/app';
+import { byTestingModule, startTestApp, type TestApp } from './support/app';
 import { TokensService } from '../src/auth/tokens.service';
 import { createApp } from '../src/app.setup';
 import { loadConfig } from '../src/config/configuration';
@@ -136,7 +136,7 @@ describe('a store that answers but cannot take creates', () => {
     const url = new URL(database.url);
     url.username = role;
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
-    const { app, server } = await createApp(config, createRootLogger('silent'));
+    const { app, server } = await createApp(config, createRootLogger('silent'), { make: byTestingModule });
     try {
       const token = await app.get(TokensService).create('writer');
       expect((await create(server, token, 1)).status).toBe(200);

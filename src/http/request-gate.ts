@@ -214,7 +214,6 @@ export class RequestGate {
     return open;
   }
 
-  /** Begins the drain: new requests are refused, and the answers still to come close their connections. */
   /** Asked to stop (SIGTERM): readiness fails from then on. */
   get stopping(): boolean {
     return this.asked;
@@ -227,6 +226,7 @@ export class RequestGate {
     return true;
   }
 
+  /** Begins the drain: new requests are refused, and the answers still to come close their connections. */
   drain(): void {
     this.draining = true;
     for (const response of this.open) if (!response.headersSent) response.setHeader('Connection', 'close');

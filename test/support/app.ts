@@ -1,8 +1,9 @@
 import type { Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { createApp } from '../../src/app.setup';
+import { createApp, type MakeApp } from '../../src/app.setup';
 import { type Deadlines, listen } from '../../src/http/http-server';
 import { type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger } from '../../src/observability/logger';
@@ -46,8 +47,15 @@ export async function storedPlant(dataSource: DataSource, id: string): Promise<S
   return row ?? undefined;
 }
 
+/** The application as Nest's testing module builds it, from the root module `main.ts` gives NestFactory. */
+export const byTestingModule: MakeApp = async (module, adapter, options) =>
+  (await Test.createTestingModule({ imports: [module] }).compile()).createNestApplication<NestExpressApplication>(
+    adapter,
+    options,
+  );
+
 /**
- * The real application, built exactly as `main.ts` builds it (`createApp`), on a fresh store of
+ * The real application, built as `main.ts` builds it (`createApp`), by Nest's testing module, on a fresh store of
  * its own (a SQLite file, or a new PostgreSQL database under `npm run test:postgres`). Settings
  * are handed over as the environment would give them, through the same validation; nothing
  * touches `process.env`.
@@ -64,7 +72,7 @@ export async function startTestApp(
     const logger = lines
       ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
       : createRootLogger('silent');
-    started = await createApp(config, logger, options.deadlines);
+    started = await createApp(config, logger, { deadlines: options.deadlines, make: byTestingModule });
   } catch (error) {
     // A start that fails (a setting refused, a store that will not open) leaves no store behind.
     await database.drop();
