@@ -47,6 +47,8 @@ export interface StoreDialect {
   readsInTransaction: boolean;
   /** A server that stopped answering cannot fire its own bounds: past this, a wait is given up. */
   answerWaitMs?: number;
+  /** Nothing of the server's bounds a commit: past this after its statements, it is given up. */
+  commitWaitMs?: number;
 }
 
 /** What differs between SQLite and PostgreSQL in opening and using a store. */

@@ -54,8 +54,16 @@ export class Store {
     repository: Repository<E>,
     work: (repository: Repository<E>) => Promise<T>,
   ): Promise<T> {
-    const run = (): Promise<T> =>
-      repository.manager.transaction((manager) => work(manager.getRepository(repository.target)));
+    const run = (): Promise<T> => {
+      let worked = (): void => undefined;
+      const workDone = new Promise<void>((resolve) => (worked = resolve));
+      const committed = repository.manager.transaction(async (manager) => {
+        const result = await work(manager.getRepository(repository.target));
+        worked();
+        return result;
+      });
+      return this.commitBounded(committed, workDone);
+    };
     if (this.dialect.transactionsAtOnce > 1) return run();
     const result = this.queue.then(run);
     this.queue = result.catch(() => undefined);
@@ -80,6 +88,14 @@ export class Store {
     } catch (error) {
       throw this.outage.report(this.failure(error), epoch);
     }
+  }
+
+  /** A commit not answered within `commitWaitMs` of its work's end (a synchronous standby that does not answer) is given up. */
+  private commitBounded<T>(committed: Promise<T>, workDone: Promise<void>): Promise<T> {
+    const ms = this.dialect.commitWaitMs;
+    if (ms === undefined) return committed;
+    const reason = `the commit did not complete within ${ms} ms (waiting for a synchronous standby?)`;
+    return Promise.race([committed, workDone.then(() => answeredWithin(committed, ms, reason))]);
   }
 
   /** A store that stopped answering cannot fire its own bounds. */

@@ -5,8 +5,10 @@ import { StoreUnavailableError } from '../../errors/api-error';
 export const POSTGRES_STATEMENT_TIMEOUT_MS = 3000;
 export const POSTGRES_LOCK_TIMEOUT_MS = 2000;
 export const POSTGRES_POOL_WAIT_MS = 3000;
-/** A connection, then a transaction's statements and its commit (which waits for a synchronous standby, unbounded by the server). */
+/** A connection, then a transaction's statements: a server that stopped running cannot fire its own bounds. */
 export const POSTGRES_ANSWER_WAIT_MS = POSTGRES_POOL_WAIT_MS + POSTGRES_STATEMENT_TIMEOUT_MS;
+/** Nothing of PostgreSQL's bounds a commit waiting for a synchronous standby; a retry answers 200 if it stood. */
+export const POSTGRES_COMMIT_WAIT_MS = POSTGRES_STATEMENT_TIMEOUT_MS;
 
 /** SQLSTATEs meaning "the store cannot take a create now": connection, read-only, auth, resources, locks, schema. */
 const UNAVAILABLE_SQLSTATE = /^(08|25|28|3D|3F|40|53|55|57|58|XX)|^(42501|42P01|42703)$/;

@@ -20,6 +20,7 @@ import {
   BOUNDS,
   isUniqueViolation,
   POSTGRES_ANSWER_WAIT_MS,
+  POSTGRES_COMMIT_WAIT_MS,
   POSTGRES_POOL_WAIT_MS,
   postgresFailure,
 } from './connection';
@@ -83,6 +84,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
   transactionsAtOnce: 8,
   readsInTransaction: true,
   answerWaitMs: POSTGRES_ANSWER_WAIT_MS,
+  commitWaitMs: POSTGRES_COMMIT_WAIT_MS,
   beforeConnect: () => undefined,
   check: assertUtf8Database,
   migrate: async (dataSource) =>
