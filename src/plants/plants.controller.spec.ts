@@ -1,27 +1,38 @@
+import { storedPlant } from '../../test/support/app';
 import { usePlantsModule } from '../../test/support/plants-module';
+import { IS_PUBLIC_KEY } from '../auth/public.decorator';
 import { ApiError } from '../errors/api-error';
+import { ErrorCode } from '../errors/error-codes';
 import { PlantsController } from './plants.controller';
 
 describe('PlantsController', () => {
   const testing = usePlantsModule();
   const controller = (): PlantsController => testing().module.get(PlantsController);
+  const isPublic = (handler: 'create' | 'methodNotAllowed'): unknown =>
+    Reflect.getMetadata(
+      IS_PUBLIC_KEY,
+      Object.getOwnPropertyDescriptor(PlantsController.prototype, handler)?.value as object,
+    );
 
-  it('creates the plant it is given and answers it in the contract shape', async () => {
-    await expect(controller().create({ id: 1n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({
-      name: 'Monstera',
-      tag: 'aroid',
+  it('creates through PlantsService, behind the bearer guard, and answers the plant without its id', async () => {
+    expect(isPublic('create')).toBeUndefined();
+    await expect(controller().create({ id: 12n, name: 'Calathea', tag: 'prayer' })).resolves.toEqual({
+      name: 'Calathea',
+      tag: 'prayer',
     });
+    expect(await storedPlant(testing().dataSource, '12')).toEqual({ id: '12', name: 'Calathea', tag: 'prayer' });
   });
 
-  it('refuses any other method on /plants with 405 and Allow: POST', () => {
+  it('answers every other method on /plants 405 with Allow: POST, without a token', () => {
+    expect(isPublic('methodNotAllowed')).toBe(true);
     const refusal = (() => {
       try {
-        controller().methodNotAllowed();
+        return controller().methodNotAllowed();
       } catch (error) {
         return error;
       }
     })();
     expect(refusal).toBeInstanceOf(ApiError);
-    expect(refusal).toMatchObject({ code: 405, headers: { Allow: 'POST' } });
+    expect(refusal).toMatchObject({ code: ErrorCode.MethodNotAllowed, headers: { Allow: 'POST' } });
   });
 });
