@@ -5,14 +5,15 @@
  */
 import '../src/node-version';
 import 'reflect-metadata';
-import { createApp } from '../src/app.setup';
+import { createApp } from '../src/app';
 import { loadConfig } from '../src/config/configuration';
 import { createRootLogger } from '../src/observability/logger';
 import { createOpenApiDocument } from '../src/openapi/openapi';
+import { byTestingModule } from '../test/support/app';
 
 async function main(): Promise<void> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent' });
-  const { app } = await createApp(config, createRootLogger('silent'));
+  const { app } = await createApp(byTestingModule(config, createRootLogger('silent')));
   process.stdout.write(`${JSON.stringify(createOpenApiDocument(app), null, 2)}\n`);
   await app.close();
 }

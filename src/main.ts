@@ -1,13 +1,14 @@
 import './node-version';
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import { NestFactory } from '@nestjs/core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
 import { listen, listenFailure } from './http/http-server';
 import { RequestGate, SHUTDOWN_DEADLINE_MS } from './http/request-gate';
-import { createRootLogger, exitAfterLogs } from './observability/logger';
+import { createRootLogger, exitAfterLogs, ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { startMetrics } from './http/metrics-server';
 
@@ -64,20 +65,21 @@ function onSignals(server: Server, gate: RequestGate, config: AppConfig, close: 
 async function bootstrap(): Promise<void> {
   const config = configOrExit();
   if (config === undefined) return;
-  const logger = createRootLogger(config.logLevel, undefined, config.logFormat);
-  for (const retired of config.retired) logger.warn({ context: 'Configuration' }, retired);
   // Tracing first, when asked for, so that it sees `pg` load and the first request.
   const stopTracing = config.tracing && (await import('./observability/tracing-sdk.js')).startTracing(config.tracing);
-  const { createApp } = await import('./app.setup.js');
+  const [{ AppModule }, { createApp }] = await Promise.all([import('./app.module.js'), import('./app.js')]);
   let started: Awaited<ReturnType<typeof createApp>>;
   try {
-    started = await createApp(config, logger);
+    started = await createApp((adapter, options) => NestFactory.create(AppModule, adapter, options));
   } catch (error) {
+    const logger = createRootLogger(config.logLevel, undefined, config.logFormat);
     if (error instanceof StoreOpenError) logger.fatal(error.message);
     else logger.fatal({ err: error }, 'start-up failed');
     return exitAfterLogs(logger, 1);
   }
   const { app, server } = started;
+  const logger = app.get<Logger>(ROOT_LOGGER);
+  for (const retired of config.retired) logger.warn({ context: 'Configuration' }, retired);
   const fail = async (message?: string): Promise<void> => {
     if (message !== undefined) logger.fatal(message);
     await app.close().catch(() => undefined);

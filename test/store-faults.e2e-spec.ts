@@ -4,7 +4,7 @@ import request from 'supertest';
 import { alterStore, freshDatabase, onPostgres, testStoreKind } from './support/databases';
 import { byTestingModule, startTestApp, type TestApp } from './support/app';
 import { TokensService } from '../src/auth/tokens.service';
-import { createApp } from '../src/app.setup';
+import { createApp } from '../src/app';
 import { loadConfig } from '../src/config/configuration';
 import { createRootLogger } from '../src/observability/logger';
 import type { Server } from 'node:http';
@@ -136,7 +136,7 @@ describe('a store that answers but cannot take creates', () => {
     const url = new URL(database.url);
     url.username = role;
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
-    const { app, server } = await createApp(config, createRootLogger('silent'), { make: byTestingModule });
+    const { app, server } = await createApp(byTestingModule(config, createRootLogger('silent')));
     try {
       const token = await app.get(TokensService).create('writer');
       expect((await create(server, token, 1)).status).toBe(200);

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import type { DynamicModule } from '@nestjs/common';
-import { ConfigModule, getConfigToken, registerAs } from '@nestjs/config';
+import { ConfigModule, registerAs } from '@nestjs/config';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import {
@@ -21,9 +20,8 @@ export type DatabaseConfig =
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
-/** The settings, checked once at start; Nest's modules get their slices (`configModule`). */
+/** The settings, checked once at start (`appConfig`). */
 export type AppConfig = Readonly<ReturnType<typeof loadConfig>>;
-export type RateLimitConfig = NonNullable<AppConfig['rateLimit']>;
 
 export class ConfigError extends Error {
   constructor(variable: string, detail: string) {
@@ -129,30 +127,17 @@ export function loadConfig(given: Env = process.env) {
   };
 }
 
-/** Each module's slice of the configuration, by its token: `@Inject(CONFIG.http) http: ConfigSlice<'http'>`. */
-const SLICES = {
-  database: (config: AppConfig) => config.database,
-  http: (config: AppConfig) => ({
-    bodyLimit: config.bodyLimit,
-    maxInFlight: config.maxInFlight,
-    viaProxy: config.trustProxy !== false,
-  }),
-  rateLimit: (config: AppConfig) => ({ counts: config.rateLimit?.counts }),
-} as const;
+/**
+ * The configuration, read from the environment over `.env` and checked once, when the application is
+ * built; `@Inject(APP_CONFIG)`. A test hands over another with `overrideProvider(APP_CONFIG)`.
+ */
+export const appConfig = registerAs('app', () => loadConfig(readEnvironment()));
+export const APP_CONFIG = appConfig.KEY;
 
-export type ConfigSlice<K extends keyof typeof SLICES> = ReturnType<(typeof SLICES)[K]>;
-
-export const CONFIG = Object.fromEntries(Object.keys(SLICES).map((name) => [name, getConfigToken(name)])) as Record<
-  keyof typeof SLICES,
-  string
->;
-
-/** @nestjs/config's ConfigModule, global, one slice per feature, from the configuration checked once. */
-export function configModule(config: AppConfig): Promise<DynamicModule> {
-  return ConfigModule.forRoot({
-    isGlobal: true,
-    ignoreEnvFile: true,
-    ignoreEnvVars: true,
-    load: Object.entries(SLICES).map(([name, pick]) => registerAs(name, () => pick(config))),
-  });
-}
+/** @nestjs/config's ConfigModule, global, with the one configuration. */
+export const configModule = ConfigModule.forRoot({
+  isGlobal: true,
+  ignoreEnvFile: true,
+  ignoreEnvVars: true,
+  load: [appConfig],
+});

@@ -1,4 +1,4 @@
-import { DataSource, MigrationExecutor, type QueryRunner } from 'typeorm';
+import { DataSource, type DataSourceOptions, MigrationExecutor, type QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres/postgres-kind';
 import { SQLITE } from './sqlite/sqlite-kind';
@@ -10,6 +10,13 @@ export { StoreCommandError, StoreCommandFailure } from './store-kind';
 /** The kind DATABASE_URL names: its options (also `ormconfig.ts`'s), migrations, locks and backup. */
 export function storeKind(database: DatabaseConfig): StoreKind {
   return { sqlite: SQLITE, postgres: POSTGRES }[database.type];
+}
+
+/** The store a kind's `options` open: what TypeOrmModule hands its data source factory. */
+export function databaseOf(options: DataSourceOptions): DatabaseConfig {
+  if (options.type === 'better-sqlite3') return { type: 'sqlite', path: options.database };
+  if (options.type === 'postgres' && options.url !== undefined) return { type: 'postgres', url: options.url };
+  throw new Error(`not the options of a Plant Store store: ${options.type}`);
 }
 
 /** The open store as features use it, for a data source `openStore` opened. */

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import type { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 
-export type StoreEntities = readonly (new () => object)[];
+/** The tables: for the server, those its modules name to TypeORM (`forFeature`). */
+export type StoreEntities = DataSourceOptions['entities'];
 
-export type ServerLock = { release(): Promise<void> };
+export type HeldLock = { release(): Promise<void> };
 
 /** An operator's store command that cannot be done as asked; the message says what to do (exit 2). */
 export class StoreCommandError extends Error {}
@@ -63,7 +64,7 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> extends St
   /** Reverts the last migration once no server runs and `approve` (run first, on the lock) allows it. */
   revert(dataSource: DataSource, database: C, approve: (runner: QueryRunner) => Promise<void>): Promise<void>;
   /** Held by a server while it runs (released however it exits), so that commands can tell. */
-  holdServerLock(database: C): Promise<ServerLock>;
+  holdServerLock(database: C): Promise<HeldLock>;
   /** A consistent, owner-only copy of the store in a new `file`, while it serves. */
   backup(dataSource: DataSource, file: string): Promise<void>;
   /** Once migrated, how a server (not a command) uses the connection. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { CONFIG, type ConfigSlice } from '../config/configuration';
+import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { closingSockets, failureCodes, writeError, writeUnavailable } from '../errors/error-response';
 import { isIP } from 'node:net';
@@ -75,7 +75,7 @@ export class RequestGate {
 
   constructor(
     private readonly metrics: Metrics,
-    @Inject(CONFIG.http) private readonly config: ConfigSlice<'http'>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
   ) {
     this.logging = logger.isLevelEnabled('info');
@@ -88,7 +88,7 @@ export class RequestGate {
     const started = process.hrtime.bigint();
     const requestId = requestIdOf(request);
     response.setHeader('X-Request-Id', requestId);
-    const named = this.logging && this.config.viaProxy ? request.ip : undefined;
+    const named = this.logging && this.config.trustProxy !== false ? request.ip : undefined;
     const client =
       named !== undefined && isIP(named) !== 0 ? named : this.logging ? request.socket.remoteAddress : undefined;
     this.open.add(response);

@@ -13,7 +13,7 @@ import { getMetadataStorage, type ValidationError } from 'class-validator';
 import contentType from 'content-type';
 import type { Request } from 'express';
 import getRawBody from 'raw-body';
-import { CONFIG, type ConfigSlice } from '../config/configuration';
+import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 
@@ -118,7 +118,7 @@ const badBody = (message: string): ApiError => new ApiError(ErrorCode.BadRequest
 /** Runs after the guards, so an unauthenticated client costs no reading. */
 @Injectable()
 export class JsonBodyPipe implements PipeTransform {
-  constructor(@Inject(CONFIG.http) private readonly config: ConfigSlice<'http'>) {}
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   async transform(value: unknown, { type, data, metatype }: ArgumentMetadata): Promise<unknown> {
     if (type !== 'custom' || data !== JSON_BODY || metatype === undefined) return value;

@@ -3,10 +3,12 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
-import { createApp, type MakeApp } from '../../src/app.setup';
+import type { Logger } from 'pino';
+import { createApp, type MakeApp } from '../../src/app';
+import { AppModule } from '../../src/app.module';
 import { type Deadlines, listen } from '../../src/http/http-server';
-import { type Env, loadConfig } from '../../src/config/configuration';
-import { createRootLogger } from '../../src/observability/logger';
+import { APP_CONFIG, type AppConfig, type Env, loadConfig } from '../../src/config/configuration';
+import { createRootLogger, ROOT_LOGGER } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
 import { PlantEntity } from '../../src/plants/plant.entity';
 import { freshDatabase } from './databases';
@@ -47,16 +49,22 @@ export async function storedPlant(dataSource: DataSource, id: string): Promise<S
   return row ?? undefined;
 }
 
-/** The application as Nest's testing module builds it, from the root module `main.ts` gives NestFactory. */
-export const byTestingModule: MakeApp = async (module, adapter, options) =>
-  (await Test.createTestingModule({ imports: [module] }).compile()).createNestApplication<NestExpressApplication>(
-    adapter,
-    options,
-  );
+/** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
+export function byTestingModule(config: AppConfig, logger: Logger): MakeApp {
+  return async (adapter, options) => {
+    const built = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(APP_CONFIG)
+      .useValue(config)
+      .overrideProvider(ROOT_LOGGER)
+      .useValue(logger)
+      .compile();
+    return built.createNestApplication<NestExpressApplication>(adapter, options);
+  };
+}
 
 /**
- * The real application, built as `main.ts` builds it (`createApp`), by Nest's testing module, on a fresh store of
- * its own (a SQLite file, or a new PostgreSQL database under `npm run test:postgres`). Settings
+ * The real application, `AppModule` built by Nest's testing module and set up as `main.ts` sets it up
+ * (`createApp`), on a fresh store of its own (a SQLite file, or a new PostgreSQL database under `npm run test:postgres`). Settings
  * are handed over as the environment would give them, through the same validation; nothing
  * touches `process.env`.
  */
@@ -72,7 +80,7 @@ export async function startTestApp(
     const logger = lines
       ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
       : createRootLogger('silent');
-    started = await createApp(config, logger, { deadlines: options.deadlines, make: byTestingModule });
+    started = await createApp(byTestingModule(config, logger), options.deadlines);
   } catch (error) {
     // A start that fails (a setting refused, a store that will not open) leaves no store behind.
     await database.drop();

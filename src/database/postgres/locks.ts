@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { MigrationExecutor, type DataSource, type QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../../config/configuration';
-import type { ServerLock } from '../store-kind';
+import type { HeldLock } from '../store-kind';
 import { POSTGRES_POOL_WAIT_MS } from './connection';
 
 type PostgresConfig = Extract<DatabaseConfig, { type: 'postgres' }>;
@@ -39,7 +39,7 @@ export async function serversAbsent(runner: QueryRunner): Promise<boolean> {
  * Transaction-scoped, so it holds through a transaction pooler and never stays behind; in turns,
  * so a pooler's PAUSE waits one turn at most.
  */
-export async function holdPostgresServerLock(database: PostgresConfig): Promise<ServerLock> {
+export async function holdPostgresServerLock(database: PostgresConfig): Promise<HeldLock> {
   let stopped = false;
   let client: pg.Client | undefined;
   let wake: (() => void) | undefined;

@@ -68,7 +68,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     // No settings as connection parameters (a transaction pooler refuses them): each transaction
     // sets its own bounds. Pipeline mode: TypeORM's schema reads send several queries at once.
     extra: { application_name: 'plant-store', pipeline: true },
-    entities: [...entities],
+    entities,
     subscribers: [BoundedTransactions],
     migrations: [migrationFiles('postgres')],
     migrationsRun: false,

@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { DatabaseConfig } from '../../config/configuration';
-import { SERVER_RUNNING, type ServerLock, StoreCommandError } from '../store-kind';
+import { SERVER_RUNNING, type HeldLock, StoreCommandError } from '../store-kind';
 import { isSqliteBusy } from './handle';
 
 type SqliteConfig = Extract<DatabaseConfig, { type: 'sqlite' }>;
@@ -19,7 +19,7 @@ function openServerLock(database: SqliteConfig, busyTimeoutMs: number): { path: 
   return { path, lock: new Database(path, { timeout: busyTimeoutMs }) };
 }
 
-export function sqliteServerLock(database: SqliteConfig): ServerLock {
+export function sqliteServerLock(database: SqliteConfig): HeldLock {
   if (database.path === ':memory:') return { release: () => Promise.resolve() };
   const { path, lock } = openServerLock(database, OPEN_BUSY_TIMEOUT_MS);
   try {

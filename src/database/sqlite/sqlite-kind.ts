@@ -46,7 +46,7 @@ export const SQLITE: StoreKind<SqliteConfig> = {
     database: database.path,
     timeout: OPEN_BUSY_TIMEOUT_MS,
     prepareDatabase: useWal,
-    entities: [...entities],
+    entities,
     migrations: [migrationFiles('sqlite')],
     migrationsRun: false,
     migrationsTransactionMode: 'each',

@@ -1,0 +1,53 @@
+import type { Server } from 'node:http';
+import type { NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from './config/configuration';
+import { createHttpServer, type Deadlines, DEADLINES } from './http/http-server';
+import { RequestGate } from './http/request-gate';
+import { nestLogger, ROOT_LOGGER } from './observability/logger';
+import { Metrics } from './observability/metrics';
+import { setupOpenApi } from './openapi/openapi';
+
+/** How the application is made from `AppModule`: by NestFactory (main), or by a test's `Test.createTestingModule`. */
+export type MakeApp = (adapter: ExpressAdapter, options: NestApplicationOptions) => Promise<NestExpressApplication>;
+
+/**
+ * What main and the tests both do with the application `make` builds: Nest on Express (its JSON
+ * parser off), the gate before every route, the OpenAPI document, and Node's HTTP server over it.
+ */
+export async function createApp(
+  make: MakeApp,
+  deadlines: Deadlines = DEADLINES,
+): Promise<{ app: NestExpressApplication; server: Server }> {
+  // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
+  const instance = express()
+    .set('case sensitive routing', true)
+    .set('strict routing', true)
+    .disable('x-powered-by')
+    .set('etag', false);
+  // Nest's lines wait for the service's logger; a start that fails says why in main's one line.
+  const app = await make(new ExpressAdapter(instance), {
+    bodyParser: false,
+    bufferLogs: true,
+    autoFlushLogs: false,
+    abortOnError: false,
+  });
+  try {
+    const logger = app.get<Logger>(ROOT_LOGGER);
+    app.useLogger(nestLogger(logger));
+    app.flushLogs();
+    const config = app.get<AppConfig>(APP_CONFIG);
+    instance.set('trust proxy', config.trustProxy);
+    const gate = app.get(RequestGate);
+    app.use(gate.use);
+    setupOpenApi(app);
+    await app.init();
+    const log = { logger, metrics: app.get(Metrics), maxInFlight: config.maxInFlight };
+    return { app, server: createHttpServer(instance, gate, log, deadlines) };
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+}
