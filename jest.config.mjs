@@ -56,12 +56,13 @@ export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
-    { ...common, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.spec.ts'] },
+    // Whatever runs the build as its own process: the server, the operator commands, the client against a server.
     {
       ...common,
-      displayName: 'client',
-      testMatch: ['<rootDir>/client/test/**/*.spec.ts'],
+      displayName: 'process',
+      testMatch: ['<rootDir>/test/process/**/*.spec.ts', '<rootDir>/client/test/process/*.spec.ts'],
     },
+    { ...common, displayName: 'client', testMatch: ['<rootDir>/client/test/*.spec.ts'] },
     // Needs Debian's PostgreSQL and PgBouncer, and makes servers of its own: `npm run test:failover`.
     { ...common, displayName: 'failover', testMatch: ['<rootDir>/test/failover/**/*.spec.ts'] },
     // Needs Debian's HAProxy: `npm run test:proxy`.

@@ -2,10 +2,10 @@
  * @slow 10 s: runs the command as a process for each of its cases
  */
 import request from 'supertest';
-import { TOKEN_PATTERN } from '../src/auth/bearer-auth';
-import { startTestApp, type TestApp } from './support/app';
-import { TOKEN_CLI } from './support/server-process';
-import { run } from './support/spawn';
+import { TOKEN_PATTERN } from '../../src/auth/bearer-auth';
+import { startTestApp, type TestApp } from '../support/app';
+import { TOKEN_CLI } from '../support/server-process';
+import { run } from '../support/spawn';
 
 /**
  * The token command, on the store a server is using, from the build, as `npm run token` runs

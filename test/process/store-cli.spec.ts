@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import request from 'supertest';
-import { startTestApp } from './support/app';
-import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
-import { startServer, stopServer } from './support/server-process';
-import { run } from './support/spawn';
-import { migrationNames } from './support/migrations';
+import { startTestApp } from '../support/app';
+import { freshDatabase, testStoreKind, type TestDatabase } from '../support/databases';
+import { startServer, stopServer } from '../support/server-process';
+import { run } from '../support/spawn';
+import { migrationNames } from '../support/migrations';
 
 const ROOT = process.cwd();
 /** The migrations, in order: the same names for both kinds of store (migrations.spec holds it). */

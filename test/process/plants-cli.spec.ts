@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { PlantsService } from '../src/plants/plants.service';
-import { startTestApp, type TestApp } from './support/app';
-import { freshDatabase } from './support/databases';
-import { type Finished, run } from './support/spawn';
+import { PlantsService } from '../../src/plants/plants.service';
+import { startTestApp, type TestApp } from '../support/app';
+import { freshDatabase } from '../support/databases';
+import { type Finished, run } from '../support/spawn';
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 

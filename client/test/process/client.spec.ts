@@ -5,9 +5,9 @@ import { jest } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../test/support/spawn.js';
-import { createToken, type ServerProcess, startServer, stopServer } from '../../test/support/server-process.js';
-import { createClient, type NewPlant, PlantStoreError } from '../src/index.js';
+import { run } from '../../../test/support/spawn.js';
+import { createToken, type ServerProcess, startServer, stopServer } from '../../../test/support/server-process.js';
+import { createClient, type NewPlant, PlantStoreError } from '../../src/index.js';
 
 const PLANTS_CLI = join(process.cwd(), 'dist/cli/plants.js');
 
