@@ -4,7 +4,7 @@ import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth';
 import { APP_CONFIG, type AppConfig, configModule } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
-import { AllExceptionsFilter } from './errors/all-exceptions.filter';
+import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';

@@ -8,7 +8,6 @@ import { Strategy } from 'passport-http-bearer';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
-import { traced, tracing } from '../observability/tracing';
 import { IS_PUBLIC_KEY } from './public.decorator';
 import { type TokenRecord, TokensService } from './tokens.service';
 
@@ -50,13 +49,10 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   ) {
     super();
     this.thisTurn = new DataLoader(
-      (secrets) => {
-        const lookUp = async (): Promise<(TokenRecord | undefined)[]> => {
-          const hashes = secrets.map(hashToken);
-          const found = await tokens.findByHashes(hashes);
-          return hashes.map((hash) => found.get(hash));
-        };
-        return tracing.on ? traced('token lookup', lookUp) : lookUp();
+      async (secrets) => {
+        const hashes = secrets.map(hashToken);
+        const found = await tokens.findByHashes(hashes);
+        return hashes.map((hash) => found.get(hash));
       },
       tokens.gathersATurn ? { batchScheduleFn: (gather) => setImmediate(gather) } : { batch: false },
     );

@@ -35,14 +35,16 @@ export class TokensService {
 
   /** The tokens stored under these hashes, in one read. */
   async findByHashes(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
-    const rows = await this.store.read(this.tokens, (tokens) =>
-      tokens
-        .createQueryBuilder('token')
-        .select('token.tokenHash', 'hash')
-        .addSelect('token.name', 'name')
-        .addSelect('token.revokedAt', 'revokedAt')
-        .where('token.tokenHash IN (:...hashes)', { hashes })
-        .getRawMany<TokenRecord & { hash: string }>(),
+    const rows = await this.store.span('token lookup', () =>
+      this.store.read(this.tokens, (tokens) =>
+        tokens
+          .createQueryBuilder('token')
+          .select('token.tokenHash', 'hash')
+          .addSelect('token.name', 'name')
+          .addSelect('token.revokedAt', 'revokedAt')
+          .where('token.tokenHash IN (:...hashes)', { hashes })
+          .getRawMany<TokenRecord & { hash: string }>(),
+      ),
     );
     return new Map(rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
   }

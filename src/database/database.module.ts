@@ -77,7 +77,12 @@ function openServerStore(options: DataSourceOptions): Promise<DataSource> {
       useFactory: (dataSource: DataSource) =>
         dataSource.options.type === 'postgres' ? new PostgresStoreCheck(dataSource) : new SqliteStoreCheck(dataSource),
     },
-    { provide: Store, inject: [DataSource, StoreOutage], useFactory: storeOf },
+    {
+      provide: Store,
+      inject: [DataSource, StoreOutage, APP_CONFIG],
+      useFactory: (dataSource: DataSource, outage: StoreOutage, config: AppConfig) =>
+        storeOf(dataSource, outage, config.tracing !== undefined),
+    },
     StoreRecovery,
     {
       provide: SqliteCheckpointer,

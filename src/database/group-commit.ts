@@ -1,6 +1,6 @@
 import type { SpanContext } from '@opentelemetry/api';
 import { StoreUnavailableError } from '../errors/api-error';
-import { currentSpanContext, tracedBatch, tracing } from '../observability/tracing';
+import { currentSpanContext, tracedBatch } from '../observability/tracing';
 import type { StoreOutage } from './store-outage';
 
 interface Waiter<T, R> {
@@ -18,6 +18,8 @@ export interface GroupCommitOptions<T, R> {
   outage: StoreOutage;
   maxBatchSize?: number;
   maxInFlight?: number;
+  /** Each commit a span, linked to its requests' (OTEL_EXPORTER_OTLP_ENDPOINT set). */
+  traced?: boolean;
   /** Another process holds the store: the batch is tried again after `retryMs`, for at most `maxWaitMs`. */
   busy?: { isBusy(error: unknown): boolean; retryMs: number; maxWaitMs: number; timedOut(): StoreUnavailableError };
 }
@@ -41,7 +43,13 @@ export class GroupCommit<T, R> {
   enqueue(item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       const deadline = Date.now() + (this.options.busy?.maxWaitMs ?? 0);
-      this.queue.push({ item, deadline, span: tracing.on ? currentSpanContext() : undefined, resolve, reject });
+      this.queue.push({
+        item,
+        deadline,
+        span: this.options.traced ? currentSpanContext() : undefined,
+        resolve,
+        reject,
+      });
       this.schedule(0);
     });
   }
@@ -77,7 +85,7 @@ export class GroupCommit<T, R> {
     const epoch = this.options.outage.epoch;
     try {
       const write = async (): Promise<readonly R[]> => this.options.write(batch.map((waiter) => waiter.item));
-      results = await (tracing.on ? tracedBatch('store commit', batch, write) : write());
+      results = await (this.options.traced ? tracedBatch('store commit', batch, write) : write());
     } catch (error) {
       const busy = this.options.busy;
       if (busy?.isBusy(error)) {

@@ -20,8 +20,8 @@ export function databaseOf(options: DataSourceOptions): DatabaseConfig {
 }
 
 /** The open store as features use it, for a data source `openStore` opened. */
-export function storeOf(dataSource: DataSource, outage = new StoreOutage()): Store {
-  return new Store(dataSource.options.type === 'postgres' ? POSTGRES : SQLITE, outage);
+export function storeOf(dataSource: DataSource, outage = new StoreOutage(), tracing = false): Store {
+  return new Store(dataSource.options.type === 'postgres' ? POSTGRES : SQLITE, outage, tracing);
 }
 
 /** The store DATABASE_URL names could not be opened; the message is the operator's one line. */

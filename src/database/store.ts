@@ -1,5 +1,6 @@
 import { type ObjectLiteral, QueryFailedError, type Repository } from 'typeorm';
 import { answeredWithin, StoreUnavailableError } from '../errors/api-error';
+import { traced } from '../observability/tracing';
 import { GroupCommit } from './group-commit';
 import type { StoreDialect } from './store-kind';
 import type { StoreOutage } from './store-outage';
@@ -21,7 +22,14 @@ export class Store {
   constructor(
     private readonly dialect: StoreDialect,
     readonly outage: StoreOutage,
+    /** Whether its work is traced (OTEL_EXPORTER_OTLP_ENDPOINT set). */
+    private readonly tracing = false,
   ) {}
+
+  /** `work` in a span named `name`, while tracing is on. */
+  span<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return this.tracing ? traced(name, work) : work();
+  }
 
   /** `write` commits one batch in one transaction and returns each item's result. */
   groupCommit<T, R>(write: (batch: readonly T[]) => Promise<readonly R[]>, maxBatchSize: number): GroupCommit<T, R> {
@@ -35,6 +43,7 @@ export class Store {
         }
       },
       outage: this.outage,
+      traced: this.tracing,
       maxBatchSize,
       maxInFlight: dialect.transactionsAtOnce,
       busy: {

@@ -6,7 +6,7 @@ import type { AddressInfo, ListenOptions, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
-import { closeLingering, closingSockets, writeError, writeRawError } from '../errors/error-response';
+import { closeLingering, closingSockets, writeError, writeRawError } from './error-response';
 import { type Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import type { RequestGate } from './request-gate';
 

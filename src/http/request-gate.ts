@@ -4,13 +4,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
-import { closingSockets, failureCodes, writeError, writeUnavailable } from '../errors/error-response';
+import { closingSockets, failureCodes, writeError, writeUnavailable } from './error-response';
 import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { logAnswer, requestIdOf, ROOT_LOGGER } from '../observability/logger';
 import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
-import { endRequestSpan, startRequestSpan, tracing, withSpan } from '../observability/tracing';
+import { endRequestSpan, startRequestSpan, withSpan } from '../observability/tracing';
 import { MAX_REQUESTS_PER_CONNECTION } from './http-server';
 
 /** The health probes' paths: never shed, answered while draining. */
@@ -94,7 +94,7 @@ export class RequestGate {
     this.open.add(response);
     this.openOnSocket(socket).add(response);
     // Probes (tens a minute) and Swagger UI's files are not traced.
-    const traced = tracing.on && !isProbe(request) && !DOCS.test(request.url);
+    const traced = this.config.tracing !== undefined && !isProbe(request) && !DOCS.test(request.url);
     const span = traced ? startRequestSpan(request) : undefined;
     response.on('close', () => {
       this.closed(socket, response);

@@ -2,7 +2,6 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
-import { tracing } from './tracing';
 
 /** Loaded before the application: the `pg` instrumentation must see `pg` load. Resolves with the SDK's shutdown. */
 export function startTracing(exporter: { endpoint: string; serviceName: string }): () => Promise<void> {
@@ -17,6 +16,5 @@ export function startTracing(exporter: { endpoint: string; serviceName: string }
     instrumentations: [new PgInstrumentation({ requireParentSpan: true })],
   });
   sdk.start();
-  tracing.on = true;
   return () => sdk.shutdown();
 }

@@ -11,8 +11,6 @@ import {
   trace,
 } from '@opentelemetry/api';
 
-/** Off unless `startTracing` turns it on; callers test `tracing.on` first. */
-export const tracing = { on: false };
 const tracer = trace.getTracer('plant-store');
 
 /** The span of one request: a caller's W3C `traceparent` makes it the child of the caller's span. */
@@ -27,7 +25,6 @@ export function startRequestSpan(request: IncomingMessage): Span {
 
 /** Records `failure` as an exception event on the current span (a failure the service answers 5xx). */
 export function recordFailure(failure: unknown): void {
-  if (!tracing.on) return;
   trace.getActiveSpan()?.recordException(failure instanceof Error ? failure : String(failure));
 }
 

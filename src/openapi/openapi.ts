@@ -4,7 +4,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
 import { ERROR_CODES, NOT_FOUND } from '../errors/error-codes';
-import { writeError } from '../errors/error-response';
+import { writeError } from '../http/error-response';
 import { NewPlant, Plant } from '../plants/dto/plant.dto';
 
 export const DOCS_PATH = 'docs';

@@ -2,8 +2,8 @@ import { inspect } from 'node:util';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { recordFailure } from '../observability/tracing';
-import { ApiError, StoreUnavailableError } from './api-error';
-import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from './error-codes';
+import { ApiError, StoreUnavailableError } from '../errors/api-error';
+import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from '../errors/error-codes';
 import { type ErrorHeaders, writeError } from './error-response';
 
 interface Failure {

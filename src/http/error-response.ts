@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type ErrorBody, ErrorCode } from './error-codes';
+import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 
 /** After deciding to close, how long a connection still reads (and drops) what its client sends. */
 export const LINGER_MS = 2_000;
