@@ -2,7 +2,8 @@
  * `npm run bench:shapes`: what a create costs by the shape of its body. The built service (as
  * `npm run start:prod` runs it, on a fresh SQLite file) is sent, over one connection, the same
  * valid create again and again (a safe retry after the first), its body padded to 66 KB by an
- * unknown property of one shape: one string, many small numbers, many small objects, many keys.
+ * unknown property of one shape: one string, many small numbers, many small objects, many keys, a
+ * long number, escapes, deep nesting (what `src/plants/json-body.spec.ts` reads, costed here).
  * Three rounds of BENCH_DURATION seconds (default 5) per shape, interleaved; prints the median
  * time per request of each shape and its ratio to the one-string body. Needs `wrk`.
  */
@@ -20,11 +21,15 @@ const SIZE = 66 * 1024;
 const head = '{"id":1,"name":"shapes","junk":';
 const fill = (open: string, unit: string, close: string): string =>
   open + unit.repeat(Math.floor((SIZE - head.length - open.length - close.length - 1) / unit.length)) + close;
+const DEPTH = Math.floor((SIZE - head.length) / 2) - 1;
 const SHAPES: Record<string, string> = {
   'one string': `${head}${fill('"', 'a', '"')}}`,
   'small numbers': `${head}${fill('[', '1,', '1]')}}`,
   'small objects': `${head}${fill('[', '{},', '1]')}}`,
   keys: `${head}${fill('{', '"k":1,', '"k":1}')}}`,
+  'a long number': `${head}${fill('1', '0', '1')}}`,
+  escapes: `${head}${fill('"', '\\u0041', '"')}}`,
+  'deep nesting': `${head}${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}}`,
 };
 
 function startService(url: string): Promise<{ child: ChildProcess; port: number }> {
