@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import Database from 'better-sqlite3';
 import { testStoreKind } from '../support/databases';
 import { answers, createRequest, replyBody } from '../support/raw-http';
-import { sleep } from '../support/sockets';
+import { requestOnce, sleep } from '../support/sockets';
 import { listeningTestApp, startTestApp, type TestApp } from '../support/app';
 import { DEADLINES } from '../../src/http/http-server';
 
@@ -24,8 +24,7 @@ describe('client deadlines', () => {
   });
   afterAll(() => t.close());
   afterEach(async () => {
-    const alive = await fetch(`http://127.0.0.1:${port}/health`);
-    expect(alive.status).toBe(200);
+    expect((await requestOnce(port, '/health')).status).toBe(200);
   });
 
   /** A connection whose bytes and close the test watches, and the moment the server lets go of it. */
@@ -42,11 +41,7 @@ describe('client deadlines', () => {
   }
 
   const bundleBytes = async (): Promise<number> =>
-    Number(
-      (await fetch(`http://127.0.0.1:${port}/docs/swagger-ui-bundle.js`, { method: 'HEAD' })).headers.get(
-        'content-length',
-      ),
-    );
+    Number((await requestOnce(port, '/docs/swagger-ui-bundle.js', 'HEAD')).headers['content-length']);
 
   const bundleRequest = 'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n';
 
