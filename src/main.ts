@@ -27,6 +27,11 @@ function configOrExit(): AppConfig | undefined {
   }
 }
 
+/** Settings of earlier versions that do nothing now: one warning each, whether or not the start succeeds. */
+function sayRetired(config: AppConfig, logger: Logger): void {
+  for (const retired of config.retired) logger.warn({ context: 'Configuration' }, retired);
+}
+
 /** Readiness fails at once; SHUTDOWN_DELAY later the drain; exit 0 once answered (1 past the deadline). */
 function onSignals(server: Server, gate: RequestGate, config: AppConfig, close: () => Promise<void>, logger: Logger) {
   const log = logger.child({ context: 'Shutdown' });
@@ -73,13 +78,14 @@ async function bootstrap(): Promise<void> {
     started = await createApp((adapter, options) => NestFactory.create(AppModule, adapter, options));
   } catch (error) {
     const logger = createRootLogger(config.logLevel, undefined, config.logFormat);
+    sayRetired(config, logger);
     if (error instanceof StoreOpenError) logger.fatal(error.message);
     else logger.fatal({ err: error }, 'start-up failed');
     return exitAfterLogs(logger, 1);
   }
   const { app, server } = started;
   const logger = app.get<Logger>(ROOT_LOGGER);
-  for (const retired of config.retired) logger.warn({ context: 'Configuration' }, retired);
+  sayRetired(config, logger);
   const fail = async (message?: string): Promise<void> => {
     if (message !== undefined) logger.fatal(message);
     await app.close().catch(() => undefined);

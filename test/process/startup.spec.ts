@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { loadConfig } from '../../src/config/configuration';
+import { FAST_PATH_RETIRED, loadConfig } from '../../src/config/configuration';
 import { openStore } from '../../src/database/open-store';
 import { freshDatabase, testStoreKind } from '../support/databases';
 import { migrationNames } from '../support/migrations';
@@ -66,6 +66,14 @@ describe('starting the server', () => {
       { DATABASE_URL: 'sqlite:/proc/plant-store/x.sqlite' },
       /^DATABASE_URL: .*\/proc\/plant-store\/x\.sqlite/,
     );
+  });
+
+  it('says a retired setting does nothing even when the start then fails', async () => {
+    const lines = await expectRefusedStart(
+      { FAST_PATH: 'on', DATABASE_URL: 'sqlite:/proc/plant-store/x.sqlite' },
+      /^DATABASE_URL: /,
+    );
+    expect(lines.filter((line) => line.level === 'warn').map((line) => line.msg)).toEqual([FAST_PATH_RETIRED]);
   });
 
   it('refuses a PostgreSQL server that is not there, naming DATABASE_URL, hiding the password', async () => {
