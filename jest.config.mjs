@@ -42,9 +42,12 @@ const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
+/** What runs the build as its own process needs it compiled first. */
+const built = { ...common, globalSetup: '<rootDir>/jest.build-setup.mjs' };
+
 /** @type {import('jest').Config} */
 export default {
-  globalSetup: '<rootDir>/jest.global-setup.mjs',
+  globalSetup: '<rootDir>/test/support/forgotten-migration.setup.ts',
   // Most suites spend their time waiting (on spawned servers, timeouts, the store's fsync), not
   // computing: five at a time keep two cores busy (four and six were slower on two cores). Jest's
   // default here would be one.
@@ -58,18 +61,20 @@ export default {
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
     // Whatever runs the build as its own process: the server, the operator commands, the client against a server.
     {
-      ...common,
+      ...built,
       displayName: 'process',
       testMatch: ['<rootDir>/test/process/**/*.spec.ts', '<rootDir>/client/test/process/*.spec.ts'],
     },
     { ...common, displayName: 'client', testMatch: ['<rootDir>/client/test/*.spec.ts'] },
+    // Checks of the source as a whole, as lint's are: `npm run lint` runs them.
+    { ...common, displayName: 'source', testMatch: ['<rootDir>/test/source/*.spec.ts'] },
     // Needs Debian's PostgreSQL and PgBouncer, and makes servers of its own: `npm run test:failover`.
-    { ...common, displayName: 'failover', testMatch: ['<rootDir>/test/failover/**/*.spec.ts'] },
+    { ...built, displayName: 'failover', testMatch: ['<rootDir>/test/failover/**/*.spec.ts'] },
     // Needs Debian's HAProxy: `npm run test:proxy`.
-    { ...common, displayName: 'proxy', testMatch: ['<rootDir>/test/proxy/**/*.spec.ts'] },
+    { ...built, displayName: 'proxy', testMatch: ['<rootDir>/test/proxy/**/*.spec.ts'] },
     // Needs Debian's podman and debootstrap, and the network to the registries: `npm run test:container`.
-    { ...common, displayName: 'container', testMatch: ['<rootDir>/test/container/**/*.spec.ts'] },
+    { ...built, displayName: 'container', testMatch: ['<rootDir>/test/container/**/*.spec.ts'] },
     // Needs Debian's chromium, so only `npm run test:browser` runs it.
-    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
+    { ...built, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
   ],
 };

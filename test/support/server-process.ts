@@ -40,7 +40,8 @@ function stdoutPipe(): { fd: number; stream: Readable; remove(): void } {
 
 /**
  * Starts the built server (`node dist/main.js`, as `npm run start:prod` does, less its memory
- * flags) on a free port and resolves once it listens. jest's global setup builds `dist/` first.
+ * flags) on a free port and resolves once it listens. The projects that run it build `dist/` first
+ * (jest.build-setup.mjs).
  * `wrapper`: a command that runs it (`prlimit --nofile=…`), which must exec it in its place.
  */
 export function startServer(

@@ -7,8 +7,8 @@ import ts from 'typescript';
  * What Node and the libraries promise is their documented surface: no file of `src/` patches a
  * prototype or a method, touches a `_` member, imports from inside a package, or runs a string.
  */
-const SRC = __dirname;
-const ROOT = join(SRC, '..');
+const ROOT = join(__dirname, '../..');
+const SRC = join(ROOT, 'src');
 
 function sources(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {

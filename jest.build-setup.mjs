@@ -4,10 +4,10 @@ import { join } from 'node:path';
 
 /**
  * Process-level tests run the built server (`node dist/main.js`) the way production does, so
- * every test run compiles it first, once for all projects: incrementally, so that a run after
- * a small change recompiles only what changed.
+ * a run of a project that does compiles it first, once: incrementally, so that a run after a
+ * small change recompiles only what changed. The in-process projects need no build.
  */
-export default async function globalSetup() {
+export default function buildOnce() {
   execFileSync(
     process.execPath,
     [
@@ -22,29 +22,6 @@ export default async function globalSetup() {
   );
   pruneOrphans('dist', 'src');
   execFileSync(process.execPath, ['scripts/build-info.mjs'], { stdio: 'inherit' });
-  await refuseForgottenMigration();
-}
-
-/**
- * An entity changed without its migration would fail nearly every test, each its own way: the
- * run stops here instead, before any test, with one line that names the command.
- */
-async function refuseForgottenMigration() {
-  const { openStore } = await import('./dist/database/open-store.js');
-  const { ENTITIES } = await import('./dist/entities.js');
-  const dataSource = await openStore({ type: 'sqlite', path: ':memory:' }, ENTITIES);
-  try {
-    const pending = (await dataSource.driver.createSchemaBuilder().log()).upQueries.map((query) => query.query);
-    if (pending.length === 0) return;
-    const error = new Error(
-      `the entities need SQL that no migration has (${pending.join('; ')}): ` +
-        'run npm run migration:generate -- ExpandName (docs/architecture.md, "Adding a field")',
-    );
-    error.stack = error.message; // the line is the whole story
-    throw error;
-  } finally {
-    await dataSource.destroy();
-  }
 }
 
 /**
