@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig, configModule } from './config/configuration
 import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
+import { ClientLimits } from './http/http-server';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
@@ -28,6 +29,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => new Metrics(config.metrics !== undefined),
     },
+    ClientLimits,
     RequestGate,
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     // Deny by default. Global guards run in the order they are provided, and this module's

@@ -4,7 +4,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import express from 'express';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/configuration';
-import { createHttpServer, type Deadlines, DEADLINES } from './http/http-server';
+import { ClientLimits, createHttpServer } from './http/http-server';
 import { RequestGate } from './http/request-gate';
 import { nestLogger, ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
@@ -17,10 +17,7 @@ export type MakeApp = (adapter: ExpressAdapter, options: NestApplicationOptions)
  * What main and the tests both do with the application `make` builds: Nest on Express (its JSON
  * parser off), the gate before every route, the OpenAPI document, and Node's HTTP server over it.
  */
-export async function createApp(
-  make: MakeApp,
-  deadlines: Deadlines = DEADLINES,
-): Promise<{ app: NestExpressApplication; server: Server }> {
+export async function createApp(make: MakeApp): Promise<{ app: NestExpressApplication; server: Server }> {
   // Set before Express makes its router: `/plants` only, not `/PLANTS` or `/plants/`.
   const instance = express()
     .set('case sensitive routing', true)
@@ -45,7 +42,7 @@ export async function createApp(
     setupOpenApi(app);
     await app.init();
     const log = { logger, metrics: app.get(Metrics), maxInFlight: config.maxInFlight };
-    return { app, server: createHttpServer(instance, gate, log, deadlines) };
+    return { app, server: createHttpServer(instance, gate, log, app.get(ClientLimits)) };
   } catch (error) {
     await app.close().catch(() => undefined);
     throw error;

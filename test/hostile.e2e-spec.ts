@@ -8,7 +8,7 @@ describe('hostile input', () => {
   let t: TestApp;
   let port: number;
   beforeAll(async () => {
-    t = await startTestApp({ BODY_LIMIT: '1mb' }, { deadlines: { headersMs: 1_000, requestMs: 2_000, idleMs: 1_000 } });
+    t = await startTestApp({ BODY_LIMIT: '1mb' }, { limits: { headersMs: 1_000, requestMs: 2_000, idleMs: 1_000 } });
     port = await t.listen();
   });
   afterAll(async () => {

@@ -10,14 +10,17 @@ import { closeLingering, closingSockets, writeError, writeRawError } from './err
 import { type Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import type { RequestGate } from './request-gate';
 
-/** What a client may take. Nothing moving outlasts the header deadline's check, which answers a header block cut short. */
-export const DEADLINES = { headersMs: 10_000, requestMs: 20_000, idleMs: 12_000 };
-export type Deadlines = typeof DEADLINES;
+/** What one client may take, held by Node's server and the gate; a test provides its own. */
+export class ClientLimits {
+  /** Nothing moving outlasts the header deadline's check, which answers a header block cut short. */
+  readonly headersMs: number = 10_000;
+  readonly requestMs: number = 20_000;
+  readonly idleMs: number = 12_000;
+  /** Requests on one connection: what a client pipelining without reading costs is bounded by it. */
+  readonly requests: number = 1_000;
+}
 
-/** A connection serves this many requests: what a client pipelining without reading costs is bounded by it. */
-export const MAX_REQUESTS_PER_CONNECTION = 1_000;
-
-function refusalOf(code: string | undefined, { headersMs, requestMs, idleMs }: Deadlines): ErrorBody {
+function refusalOf(code: string | undefined, { headersMs, requestMs, idleMs }: ClientLimits): ErrorBody {
   if (code === 'HPE_HEADER_OVERFLOW') {
     return { error: ErrorCode.RequestHeaderFieldsTooLarge, message: 'Request headers are too large' };
   }
@@ -35,13 +38,13 @@ export function createHttpServer(
   app: RequestListener,
   gate: RequestGate,
   log: { logger: Logger; metrics: Metrics; maxInFlight: number },
-  deadlines: Deadlines = DEADLINES,
+  limits: ClientLimits,
 ): Server {
   const server = createServer(
     {
-      headersTimeout: deadlines.headersMs,
-      requestTimeout: deadlines.requestMs,
-      connectionsCheckingInterval: deadlines.headersMs / 10,
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.requestMs,
+      connectionsCheckingInterval: limits.headersMs / 10,
       // The idle deadline covers a kept-alive connection too, and outlasts the header deadline.
       keepAliveTimeout: 0,
       requireHostHeader: false,
@@ -49,7 +52,7 @@ export function createHttpServer(
     },
     app,
   );
-  server.setTimeout(deadlines.idleMs);
+  server.setTimeout(limits.idleMs);
   server.on('checkContinue', app);
   server.on('checkExpectation', app);
   const limit = descriptorLimit();
@@ -83,7 +86,7 @@ export function createHttpServer(
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === 'HPE_CLOSED_CONNECTION' || closingSockets.has(socket)) return;
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    answerBroken(socket, refusalOf(error.code, deadlines), { parserError: error.code ?? 'unknown' });
+    answerBroken(socket, refusalOf(error.code, limits), { parserError: error.code ?? 'unknown' });
   });
   const refuseMethod = (request: IncomingMessage, socket: Duplex): void => {
     const body = { error: ErrorCode.MethodNotAllowed, message: `${request.method} is not supported; use POST /plants` };
@@ -93,10 +96,10 @@ export function createHttpServer(
   server.on('upgrade', refuseMethod); // Node without shouldUpgradeCallback (before 22.21)
   // A whole request keeps its connection, the deadline (which fires once) set again; one still arriving is answered.
   server.on('timeout', (socket: Socket) => {
-    if (gate.awaitingAnswer(socket)) return void socket.setTimeout(deadlines.idleMs);
+    if (gate.awaitingAnswer(socket)) return void socket.setTimeout(limits.idleMs);
     if (gate.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
-    socket.setTimeout(deadlines.idleMs); // the answer must move too, or the connection goes
-    answerBroken(socket, refusalOf('ERR_HTTP_REQUEST_TIMEOUT', deadlines), { timedOut: true });
+    socket.setTimeout(limits.idleMs); // the answer must move too, or the connection goes
+    answerBroken(socket, refusalOf('ERR_HTTP_REQUEST_TIMEOUT', limits), { timedOut: true });
   });
   return server;
 }

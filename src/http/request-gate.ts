@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { logAnswer, requestIdOf, ROOT_LOGGER } from '../observability/logger';
 import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
 import { endRequestSpan, startRequestSpan, withSpan } from '../observability/tracing';
-import { MAX_REQUESTS_PER_CONNECTION } from './http-server';
+import { ClientLimits } from './http-server';
 
 /** The health probes' paths: never shed, answered while draining. */
 export const PROBE_PATHS = { health: '/health', live: '/health/live', ready: '/health/ready' } as const;
@@ -77,6 +77,7 @@ export class RequestGate {
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    private readonly limits: ClientLimits,
   ) {
     this.logging = logger.isLevelEnabled('info');
   }
@@ -154,8 +155,8 @@ export class RequestGate {
     }
     // The last request says close; one pipelined past it, before that answer began, is refused and closes instead.
     const served = this.served.get(request.socket) ?? 0;
-    if (served === MAX_REQUESTS_PER_CONNECTION) response.setHeader('Connection', 'close');
-    if (served > MAX_REQUESTS_PER_CONNECTION) {
+    if (served === this.limits.requests) response.setHeader('Connection', 'close');
+    if (served > this.limits.requests) {
       for (const open of this.openOnSocket(request.socket)) if (!open.headersSent) open.removeHeader('Connection');
       const body = { error: ErrorCode.ServiceUnavailable, message: 'This connection has served all its requests' };
       writeError(request, response, body, { 'Retry-After': '0', Connection: 'close' });
@@ -188,7 +189,7 @@ export class RequestGate {
     if (isProbe(request)) return false;
     const served = (this.served.get(request.socket) ?? 0) + 1;
     this.served.set(request.socket, served);
-    return served > MAX_REQUESTS_PER_CONNECTION && [...this.openOnSocket(request.socket)].every((o) => o.headersSent);
+    return served > this.limits.requests && [...this.openOnSocket(request.socket)].every((o) => o.headersSent);
   }
 
   /** Runs `refuse` (which writes to `socket`) once every request open on it has been answered. */

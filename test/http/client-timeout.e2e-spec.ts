@@ -5,7 +5,7 @@ import { testStoreKind } from '../support/databases';
 import { answers, createRequest, replyBody } from '../support/raw-http';
 import { requestOnce, sleep } from '../support/sockets';
 import { listeningTestApp, startTestApp, type TestApp } from '../support/app';
-import { DEADLINES } from '../../src/http/http-server';
+import { ClientLimits } from '../../src/http/http-server';
 
 /**
  * What a slow client costs is bounded by Node's own deadlines (here scaled down from production's
@@ -13,13 +13,14 @@ import { DEADLINES } from '../../src/http/http-server';
  * nothing moves. A request that arrived whole and waits for its answer is never cut off.
  */
 /** Production's deadlines over 20, in the same proportions: nothing moving outlasts the header deadline. */
-const SCALED = { headersMs: 500, requestMs: 1_000, idleMs: (500 * DEADLINES.idleMs) / DEADLINES.headersMs };
+const { idleMs, headersMs } = new ClientLimits();
+const SCALED = { headersMs: 500, requestMs: 1_000, idleMs: (500 * idleMs) / headersMs };
 
 describe('client deadlines', () => {
   let t: TestApp;
   let port: number;
   beforeAll(async () => {
-    t = await startTestApp({}, { deadlines: SCALED });
+    t = await startTestApp({}, { limits: SCALED });
     port = await t.listen();
   });
   afterAll(() => t.close());
@@ -140,7 +141,7 @@ describe('client deadlines', () => {
 
 describe('a client that stops reading, with a request still arriving behind its answers', () => {
   // The whole-request deadline out of the way: only nothing moving can end this connection.
-  const served = listeningTestApp({}, { deadlines: { ...SCALED, requestMs: 600_000 } });
+  const served = listeningTestApp({}, { limits: { ...SCALED, requestMs: 600_000 } });
 
   it('is disconnected once its answers stop moving, the answer of the request it left unfinished unsent', async () => {
     const accepted = once(served().app.server, 'connection') as Promise<[Socket]>;

@@ -3,18 +3,24 @@ import type { Socket } from 'node:net';
 import { answerEnd, answers, createRequest, exchange } from '../support/raw-http';
 import { open } from '../support/sockets';
 import { listeningTestApp } from '../support/app';
-import { MAX_REQUESTS_PER_CONNECTION } from '../../src/http/http-server';
+import { ClientLimits } from '../../src/http/http-server';
 
 /**
- * A connection serves 1,000 requests. The 1,000th answer says `Connection: close`, so a client that
- * waits for its answers opens a new connection; one that pipelined past it gets its next request
- * answered in the contract (503, `Retry-After`, `X-Request-Id`), which closes the connection, and
- * nothing after it runs.
+ * A connection serves 1,000 requests (here 100, the limit a test provides). The last answer says
+ * `Connection: close`, so a client that waits for its answers opens a new connection; one that
+ * pipelined past it gets its next request answered in the contract (503, `Retry-After`,
+ * `X-Request-Id`), which closes the connection, and nothing after it runs.
  */
-describe('requests past a connection limit', () => {
-  const served = listeningTestApp();
+const MAX_REQUESTS_PER_CONNECTION = 100;
 
-  it('answers 1,000 pipelined creates, then 503 in the contract, and runs nothing more', async () => {
+describe('requests past a connection limit', () => {
+  const served = listeningTestApp({}, { limits: { requests: MAX_REQUESTS_PER_CONNECTION } });
+
+  it('is 1,000 a connection in production', () => {
+    expect(new ClientLimits().requests).toBe(1_000);
+  });
+
+  it('answers the limit of pipelined creates, then 503 in the contract, and runs nothing more', async () => {
     const count = MAX_REQUESTS_PER_CONNECTION + 2;
     const ids = Array.from({ length: count }, (_, i) => 700_000 + i);
     const { reply, error } = await exchange(
@@ -41,7 +47,7 @@ describe('requests past a connection limit', () => {
     expect(await served().app.storedPlant(String(unread))).toBeUndefined();
   });
 
-  it('tells a client that waits for each answer, on the 1,000th, to open a new connection', async () => {
+  it('tells a client that waits for each answer, on the last, to open a new connection', async () => {
     const socket = await open(served().port);
     let text = '';
     socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
@@ -61,7 +67,10 @@ describe('requests past a connection limit', () => {
 
 describe('a request sent once the last answer of its connection has begun', () => {
   // Short deadlines: only nothing moving ends this connection.
-  const served = listeningTestApp({}, { deadlines: { headersMs: 500, requestMs: 60_000, idleMs: 600 } });
+  const served = listeningTestApp(
+    {},
+    { limits: { headersMs: 500, requestMs: 60_000, idleMs: 600, requests: MAX_REQUESTS_PER_CONNECTION } },
+  );
 
   it('is never run, and does not keep a connection whose client stopped reading', async () => {
     const accepted = once(served().app.server, 'connection') as Promise<[Socket]>;
@@ -80,7 +89,7 @@ describe('a request sent once the last answer of its connection has begun', () =
       Array.from({ length: creates }, (_, i) => createRequest(served().app.token, 900_000 + i, 'p')).join('') +
         'GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(bundles),
     );
-    await firstBundle; // every bundle's answer has begun by now: the last, the 1,000th, says close
+    await firstBundle; // every bundle's answer has begun by now: the last, the limit's, says close
     socket.pause();
     socket.write(createRequest(served().app.token, 999_999, 'past the last'));
     await once(ours, 'close');

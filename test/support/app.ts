@@ -6,11 +6,12 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { createApp, type MakeApp } from '../../src/app';
 import { AppModule } from '../../src/app.module';
-import { type Deadlines, listen } from '../../src/http/http-server';
+import { ClientLimits, listen } from '../../src/http/http-server';
 import { APP_CONFIG, type AppConfig, type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger, ROOT_LOGGER } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
 import { PlantEntity } from '../../src/plants/plant.entity';
+import { SqliteCheckpointer } from '../../src/database/sqlite/checkpointer';
 import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
 
@@ -49,14 +50,25 @@ export async function storedPlant(dataSource: DataSource, id: string): Promise<S
   return row ?? undefined;
 }
 
+const TEST_WAL_BOUND_BYTES = 2 * 1024 * 1024;
+
 /** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
-export function byTestingModule(config: AppConfig, logger: Logger): MakeApp {
+export function byTestingModule(config: AppConfig, logger: Logger, limits: Partial<ClientLimits> = {}): MakeApp {
   return async (adapter, options) => {
     const built = await Test.createTestingModule({ imports: [AppModule] })
       .overrideProvider(APP_CONFIG)
       .useValue(config)
       .overrideProvider(ROOT_LOGGER)
       .useValue(logger)
+      .overrideProvider(ClientLimits)
+      .useValue({ ...new ClientLimits(), ...limits })
+      // A test writes a few MB at most: writing out the production log's 64 MB per app would cost more than the test.
+      .overrideProvider(SqliteCheckpointer)
+      .useFactory({
+        inject: [DataSource],
+        factory: (dataSource: DataSource) =>
+          dataSource.options.type === 'postgres' ? null : new SqliteCheckpointer(dataSource, TEST_WAL_BOUND_BYTES),
+      })
       .compile();
     return built.createNestApplication<NestExpressApplication>(adapter, options);
   };
@@ -70,7 +82,7 @@ export function byTestingModule(config: AppConfig, logger: Logger): MakeApp {
  */
 export async function startTestApp(
   env: Env = {},
-  options: { log?: string[]; deadlines?: Deadlines } = {},
+  options: { log?: string[]; limits?: Partial<ClientLimits> } = {},
 ): Promise<TestApp> {
   const database = await freshDatabase();
   let started: Awaited<ReturnType<typeof createApp>>;
@@ -80,7 +92,7 @@ export async function startTestApp(
     const logger = lines
       ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
       : createRootLogger('silent');
-    started = await createApp(byTestingModule(config, logger), options.deadlines);
+    started = await createApp(byTestingModule(config, logger, options.limits));
   } catch (error) {
     // A start that fails (a setting refused, a store that will not open) leaves no store behind.
     await database.drop();
@@ -121,7 +133,7 @@ export async function startTestApp(
 /** For a whole test file: a test app listening on a free port, started before its tests and closed after. */
 export function listeningTestApp(
   env: Env = {},
-  options: { deadlines?: Deadlines } = {},
+  options: { limits?: Partial<ClientLimits> } = {},
 ): () => { app: TestApp; port: number } {
   const listening = async (): Promise<{ app: TestApp; port: number }> => {
     const app = await startTestApp(env, options);
