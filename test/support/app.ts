@@ -50,8 +50,6 @@ export async function storedPlant(dataSource: DataSource, id: string): Promise<S
   return row ?? undefined;
 }
 
-const TEST_WAL_BOUND_BYTES = 2 * 1024 * 1024;
-
 /** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
 export function byTestingModule(config: AppConfig, logger: Logger, limits: Partial<ClientLimits> = {}): MakeApp {
   return async (adapter, options) => {
@@ -62,13 +60,10 @@ export function byTestingModule(config: AppConfig, logger: Logger, limits: Parti
       .useValue(logger)
       .overrideProvider(ClientLimits)
       .useValue({ ...new ClientLimits(), ...limits })
-      // A test writes a few MB at most: writing out the production log's 64 MB per app would cost more than the test.
+      // SQLite's own checkpoints instead of the thread's: one per app would cost more than most
+      // tests. The thread has its spec, and every process test runs it.
       .overrideProvider(SqliteCheckpointer)
-      .useFactory({
-        inject: [DataSource],
-        factory: (dataSource: DataSource) =>
-          dataSource.options.type === 'postgres' ? null : new SqliteCheckpointer(dataSource, TEST_WAL_BOUND_BYTES),
-      })
+      .useValue(null)
       .compile();
     return built.createNestApplication<NestExpressApplication>(adapter, options);
   };

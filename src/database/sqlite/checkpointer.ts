@@ -23,10 +23,7 @@ export class SqliteCheckpointer implements OnModuleInit, OnModuleDestroy {
   /** The serving connection's own checkpoint (every this many pages), given back on stop. */
   private autocheckpointPages = 0;
 
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly boundBytes = WAL_BOUND_BYTES,
-  ) {}
+  constructor(private readonly dataSource: DataSource) {}
 
   async onModuleInit(): Promise<void> {
     const path = this.dataSource.options.database;
@@ -34,7 +31,7 @@ export class SqliteCheckpointer implements OnModuleInit, OnModuleDestroy {
     const data: CheckpointerData = {
       path,
       intervalMs: CHECKPOINT_INTERVAL_MS,
-      boundBytes: this.boundBytes,
+      boundBytes: WAL_BOUND_BYTES,
       lockWaitMs: LOCK_WAIT_MS,
     };
     const [{ wal_autocheckpoint }] =
@@ -59,7 +56,7 @@ export class SqliteCheckpointer implements OnModuleInit, OnModuleDestroy {
         } else {
           if (report.notWrittenOut !== undefined) {
             this.logger.warn(
-              `the log (-wal) could not be written out to ${this.boundBytes / (1024 * 1024)} MB (${report.notWrittenOut}); ` +
+              `the log (-wal) could not be written out to ${WAL_BOUND_BYTES / (1024 * 1024)} MB (${report.notWrittenOut}); ` +
                 'commits cost more until it has grown there',
             );
           }
