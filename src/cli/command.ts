@@ -1,6 +1,7 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { ConfigError, loadConfig, readEnvironment } from '../config/configuration';
-import { StoreCommandError, StoreCommandFailure, StoreOpenError } from '../database/open-store';
+import { StoreOpenError } from '../database/open-store';
+import { StoreCommandError, StoreCommandFailure } from '../database/store-kind';
 
 /** A mistake in how a command was called: its message is printed, and the exit code is 2. */
 export class UsageError extends Error {}

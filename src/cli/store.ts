@@ -1,9 +1,9 @@
 /** `node dist/cli/store.js status | migrate | revert [--drop-data] | backup FILE`, from the build: no dev dependencies needed. */
 import '../node-version';
 import 'reflect-metadata';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
-import { type Dropped, lostByRevert, migrationStatus, openStore, storeKind } from '../database/open-store';
+import { migrationStatus, openStore, storeKind } from '../database/open-store';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
 import { ENTITIES } from '../entities';
 
@@ -21,6 +21,63 @@ The store is the server's: DATABASE_URL, from the environment or .env.`;
 const list = (names: readonly string[]): string => (names.length === 0 ? 'none' : names.join(', '));
 
 const DROP_DATA = '--drop-data';
+
+/** Data a revert would throw away: a table's rows, or a column's values (those not null). */
+interface Dropped {
+  table: string;
+  column?: string;
+  count: number;
+}
+
+async function tablesOf(dataSource: DataSource, runner: QueryRunner): Promise<Map<string, string[]>> {
+  const bookkeeping = dataSource.options.migrationsTableName ?? 'migrations';
+  const tables = await runner.getTables();
+  return new Map(
+    tables
+      .filter((table) => table.name !== bookkeeping && table.name !== 'typeorm_metadata')
+      .map((table) => [table.name, table.columns.map((column) => column.name)]),
+  );
+}
+
+/** What reverting the last migration would drop, found by running its `down` in a rolled-back transaction. */
+async function lostByRevert(
+  dataSource: DataSource,
+  runner: QueryRunner,
+): Promise<{ migration: string; dropped: Dropped[] } | undefined> {
+  const { applied } = await migrationStatus(dataSource);
+  const name = applied.at(-1);
+  if (name === undefined) return undefined;
+  const migration = dataSource.migrations.find((candidate) => candidate.name === name);
+  if (migration === undefined) return { migration: name, dropped: [] };
+  const count = async (table: string, column?: string): Promise<number> => {
+    const what = column === undefined ? '*' : `"${column}"`;
+    const [row] = (await runner.query(`SELECT count(${what}) AS "count" FROM "${table}"`)) as {
+      count: number | string;
+    }[];
+    return Number(row?.count ?? 0);
+  };
+  const before = await tablesOf(dataSource, runner);
+  let after: Map<string, string[]>;
+  await runner.startTransaction();
+  try {
+    await migration.down(runner);
+    after = await tablesOf(dataSource, runner);
+  } finally {
+    await runner.rollbackTransaction();
+  }
+  const dropped: Dropped[] = [];
+  for (const [table, columns] of before) {
+    const kept = after.get(table);
+    if (kept === undefined) {
+      dropped.push({ table, count: await count(table) });
+      continue;
+    }
+    for (const column of columns.filter((name) => !kept.includes(name))) {
+      dropped.push({ table, column, count: await count(table, column) });
+    }
+  }
+  return { migration: name, dropped };
+}
 
 /** `plant (2 rows)`, or for a column of a table that stays, `plant.note (1 value)`. */
 function describeDropped({ table, column, count }: Dropped): string {

@@ -1,11 +1,10 @@
-import { DataSource, type DataSourceOptions, MigrationExecutor, type QueryRunner } from 'typeorm';
+import { DataSource, type DataSourceOptions, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres/postgres-kind';
 import { SQLITE } from './sqlite/sqlite-kind';
 import { Store } from './store';
 import { isCompatible, type StoreClient, type StoreEntities, type StoreKind } from './store-kind';
 import { StoreOutage } from './store-outage';
-export { StoreCommandError, StoreCommandFailure } from './store-kind';
 
 /** The kind DATABASE_URL names: its options (also `ormconfig.ts`'s), migrations, locks and backup. */
 export function storeKind(database: DatabaseConfig): StoreKind {
@@ -105,61 +104,4 @@ export async function migrationStatus(
     pending: pending.map((migration) => migration.name),
     unknown: applied.filter((name) => !known.has(name)),
   };
-}
-
-/** Data a revert would throw away: a table's rows, or a column's values (those not null). */
-export interface Dropped {
-  table: string;
-  column?: string;
-  count: number;
-}
-
-async function tablesOf(dataSource: DataSource, runner: QueryRunner): Promise<Map<string, string[]>> {
-  const bookkeeping = dataSource.options.migrationsTableName ?? 'migrations';
-  const tables = await runner.getTables();
-  return new Map(
-    tables
-      .filter((table) => table.name !== bookkeeping && table.name !== 'typeorm_metadata')
-      .map((table) => [table.name, table.columns.map((column) => column.name)]),
-  );
-}
-
-/** What reverting the last migration would drop, found by running its `down` in a rolled-back transaction. */
-export async function lostByRevert(
-  dataSource: DataSource,
-  runner: QueryRunner,
-): Promise<{ migration: string; dropped: Dropped[] } | undefined> {
-  const { applied } = await migrationStatus(dataSource);
-  const name = applied.at(-1);
-  if (name === undefined) return undefined;
-  const migration = dataSource.migrations.find((candidate) => candidate.name === name);
-  if (migration === undefined) return { migration: name, dropped: [] };
-  const count = async (table: string, column?: string): Promise<number> => {
-    const what = column === undefined ? '*' : `"${column}"`;
-    const [row] = (await runner.query(`SELECT count(${what}) AS "count" FROM "${table}"`)) as {
-      count: number | string;
-    }[];
-    return Number(row?.count ?? 0);
-  };
-  const before = await tablesOf(dataSource, runner);
-  let after: Map<string, string[]>;
-  await runner.startTransaction();
-  try {
-    await migration.down(runner);
-    after = await tablesOf(dataSource, runner);
-  } finally {
-    await runner.rollbackTransaction();
-  }
-  const dropped: Dropped[] = [];
-  for (const [table, columns] of before) {
-    const kept = after.get(table);
-    if (kept === undefined) {
-      dropped.push({ table, count: await count(table) });
-      continue;
-    }
-    for (const column of columns.filter((name) => !kept.includes(name))) {
-      dropped.push({ table, column, count: await count(table, column) });
-    }
-  }
-  return { migration: name, dropped };
 }

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import type { ErrorCode } from './error-codes';
+import type { ValidationError } from 'class-validator';
+import { ErrorCode } from './error-codes';
 
 export class ApiError extends HttpException {
   constructor(
@@ -10,6 +11,14 @@ export class ApiError extends HttpException {
     super({ error: code, message }, code);
     this.name = 'ApiError';
   }
+}
+
+/** One message naming the schema and every bad field: "Invalid NewPlant: id is required; …". */
+export function invalidBody(errors: ValidationError[]): ApiError {
+  const messages = (list: ValidationError[]): string[] =>
+    list.flatMap((error) => [...Object.values(error.constraints ?? {}), ...messages(error.children ?? [])]);
+  const schema = errors[0]?.target?.constructor.name ?? 'body';
+  return new ApiError(ErrorCode.BadRequest, `Invalid ${schema}: ${messages(errors).join('; ')}`);
 }
 
 /** The store cannot take a create now; each store turns its driver's failures of that kind into this. */

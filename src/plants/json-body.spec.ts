@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { parse } from 'lossless-json';
-import { parseJsonNumber, readJsonFields } from './json-body';
+import { readJsonFields } from './json-body';
+import { parseJsonNumber } from './json-numbers';
 
 const FIELDS = ['id', 'name', 'tag'] as const;
 
@@ -10,38 +11,6 @@ function fieldsOf(text: string): Record<string, unknown> {
   if (read === undefined) throw new Error('not an object');
   return read;
 }
-
-describe('parseJsonNumber', () => {
-  it.each([
-    ['0', 0n],
-    ['-0', 0n],
-    ['5', 5n],
-    ['5.0', 5n],
-    ['5e2', 500n],
-    ['1.5e1', 15n],
-    ['9007199254740993', 9007199254740993n],
-    ['9223372036854775807', 9223372036854775807n],
-    ['-9223372036854775808', -9223372036854775808n],
-    ['9223372036854775808', 9223372036854775808n],
-    ['0.00e5', 0n],
-  ])('keeps the integer %s exact', (text, expected) => {
-    expect(parseJsonNumber(text)).toBe(expected);
-  });
-
-  it.each([
-    ['1.5', 1.5],
-    ['1e-3', 0.001],
-    ['1e400', Infinity],
-    ['123456789012345678901', Number('123456789012345678901')],
-  ])('leaves the non-int64 %s a number', (text, expected) => {
-    expect(parseJsonNumber(text)).toBe(expected);
-  });
-
-  it('does no work for absurd exponents', () => {
-    expect(parseJsonNumber('1e999999999999')).toBe(Infinity);
-    expect(parseJsonNumber('1e-999999999999')).toBe(0);
-  });
-});
 
 describe('readJsonFields', () => {
   it('keeps ids above 2^53 apart', () => {

@@ -9,13 +9,14 @@ import {
   type ValidationPipeOptions,
 } from '@nestjs/common';
 import bytes from 'bytes';
-import { getMetadataStorage, type ValidationError } from 'class-validator';
+import { getMetadataStorage } from 'class-validator';
 import contentType from 'content-type';
 import type { Request } from 'express';
 import getRawBody from 'raw-body';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
-import { ApiError } from '../errors/api-error';
+import { ApiError, invalidBody } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
+import { parseJsonNumber, sourcesOf } from './json-numbers';
 
 export type JsonBodyShape = { schema: string; fields: readonly string[] };
 
@@ -34,14 +35,6 @@ export function jsonBodyShape(type: Type): JsonBodyShape {
 
 const JSON_BODY = 'json-body';
 
-/** One message naming the schema and every bad field: "Invalid NewPlant: id is required; …". */
-function invalid(errors: ValidationError[]): ApiError {
-  const messages = (list: ValidationError[]): string[] =>
-    list.flatMap((error) => [...Object.values(error.constraints ?? {}), ...messages(error.children ?? [])]);
-  const schema = errors[0]?.target?.constructor.name ?? 'body';
-  return new ApiError(ErrorCode.BadRequest, `Invalid ${schema}: ${messages(errors).join('; ')}`);
-}
-
 /** The ValidationPipe's options, global and `plants import`'s: read strictly, unknown fields dropped. */
 export const VALIDATION_OPTIONS: ValidationPipeOptions = {
   transform: true,
@@ -51,7 +44,7 @@ export const VALIDATION_OPTIONS: ValidationPipeOptions = {
   transformOptions: { enableImplicitConversion: false }, // no coercion: "5" is not an id
   validationError: { target: true, value: false },
   stopAtFirstError: true,
-  exceptionFactory: invalid,
+  exceptionFactory: invalidBody,
 };
 
 /** Nest's JSON parser stays off: `JSON.parse` alone rounds ids past 2^53. */
@@ -135,26 +128,6 @@ export class JsonBodyPipe implements PipeTransform {
   }
 }
 
-const ZERO = 0x30;
-
-/** Integers (`5`, `-0`, `5.0`, `5e2`) exactly as a bigint; the exponent is bounded before any arithmetic. */
-export function parseJsonNumber(text: string): bigint | number {
-  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
-  if (!match) return Number(text);
-  const [, sign, whole, fraction = '', exponentText = '0'] = match;
-  const all = whole + fraction;
-  let start = 0;
-  while (start < all.length && all.charCodeAt(start) === ZERO) start++;
-  let end = all.length;
-  while (end > start && all.charCodeAt(end - 1) === ZERO) end--;
-  if (start === end) return 0n;
-  const exponent = Number(exponentText) - fraction.length + (all.length - end);
-  // Not an integer, or past int64's 19 digits whatever the sign.
-  if (exponent < 0 || end - start + exponent > 20) return Number(text);
-  const magnitude = BigInt(all.slice(start, end)) * 10n ** BigInt(exponent);
-  return sign === '-' ? -magnitude : magnitude;
-}
-
 /** 17 or more digits may round (`1.0000000000000001`); so may a number past 2^53, and a 0 (`1e-400`). */
 const MAY_ROUND = /\d[\d.]{16}/;
 
@@ -184,28 +157,4 @@ export function readJsonFields(text: string, fields: readonly string[]): Record<
     }
   }
   return taken;
-}
-
-/**
- * The source text of `fields`' values in the object `text` (valid JSON), the last of a repeated key as
- * `JSON.parse` takes it; a scan of the top level, as a reviver walks every value and overflows on a deep one.
- */
-function sourcesOf(text: string, fields: readonly string[]): Record<string, string | undefined> {
-  const sources: Record<string, string | undefined> = {};
-  let [depth, key, start] = [0, '', -1];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      const open = i;
-      while (text[++i] !== '"') if (text[i] === '\\') i++;
-      if (depth === 1 && start === -1) key = JSON.parse(text.slice(open, i + 1)) as string;
-    } else if (c === ':' && depth === 1) start = i + 1;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === ',' || c === '}' || c === ']') {
-      if (depth === 1 && start !== -1 && fields.includes(key)) sources[key] = text.slice(start, i).trim();
-      if (depth === 1) start = -1;
-      if (c !== ',') depth--;
-    }
-  }
-  return sources;
 }

@@ -1,0 +1,45 @@
+/** What `JSON.parse` would round, read exactly from the source text: needed only for such numbers. */
+
+const ZERO = 0x30;
+
+/** Integers (`5`, `-0`, `5.0`, `5e2`) exactly as a bigint; the exponent is bounded before any arithmetic. */
+export function parseJsonNumber(text: string): bigint | number {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!match) return Number(text);
+  const [, sign, whole, fraction = '', exponentText = '0'] = match;
+  const all = whole + fraction;
+  let start = 0;
+  while (start < all.length && all.charCodeAt(start) === ZERO) start++;
+  let end = all.length;
+  while (end > start && all.charCodeAt(end - 1) === ZERO) end--;
+  if (start === end) return 0n;
+  const exponent = Number(exponentText) - fraction.length + (all.length - end);
+  // Not an integer, or past int64's 19 digits whatever the sign.
+  if (exponent < 0 || end - start + exponent > 20) return Number(text);
+  const magnitude = BigInt(all.slice(start, end)) * 10n ** BigInt(exponent);
+  return sign === '-' ? -magnitude : magnitude;
+}
+
+/**
+ * The source text of `fields`' values in the object `text` (valid JSON), the last of a repeated key as
+ * `JSON.parse` takes it; a scan of the top level, as a reviver walks every value and overflows on a deep one.
+ */
+export function sourcesOf(text: string, fields: readonly string[]): Record<string, string | undefined> {
+  const sources: Record<string, string | undefined> = {};
+  let [depth, key, start] = [0, '', -1];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const open = i;
+      while (text[++i] !== '"') if (text[i] === '\\') i++;
+      if (depth === 1 && start === -1) key = JSON.parse(text.slice(open, i + 1)) as string;
+    } else if (c === ':' && depth === 1) start = i + 1;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === ',' || c === '}' || c === ']') {
+      if (depth === 1 && start !== -1 && fields.includes(key)) sources[key] = text.slice(start, i).trim();
+      if (depth === 1) start = -1;
+      if (c !== ',') depth--;
+    }
+  }
+  return sources;
+}
