@@ -27,7 +27,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     {
       provide: Metrics,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new Metrics(config.metrics !== undefined),
+      useFactory: (config: AppConfig) => (config.metrics === undefined ? null : new Metrics()),
     },
     ClientLimits,
     RequestGate,

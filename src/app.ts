@@ -41,7 +41,7 @@ export async function createApp(make: MakeApp): Promise<{ app: NestExpressApplic
     app.use(gate.use);
     setupOpenApi(app);
     await app.init();
-    const log = { logger, metrics: app.get(Metrics), maxInFlight: config.maxInFlight };
+    const log = { logger, metrics: app.get<Metrics, Metrics | null>(Metrics), maxInFlight: config.maxInFlight };
     return { app, server: createHttpServer(instance, gate, log, app.get(ClientLimits)) };
   } catch (error) {
     await app.close().catch(() => undefined);

@@ -91,7 +91,7 @@ async function bootstrap(): Promise<void> {
     await app.close().catch(() => undefined);
     exitAfterLogs(logger, 1);
   };
-  const { registry } = app.get(Metrics);
+  const registry = app.get<Metrics, Metrics | null>(Metrics)?.registry;
   if (registry !== undefined && !(await startMetrics(config, registry, logger))) return fail();
   const close = async (): Promise<void> => {
     await app.close();

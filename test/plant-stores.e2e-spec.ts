@@ -1,14 +1,13 @@
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
 import { openStore, storeOf } from '../src/database/open-store';
-import { Metrics } from '../src/observability/metrics';
 import { PlantEntity } from '../src/plants/plant.entity';
 import { type Outcome, plantRow, PlantsService } from '../src/plants/plants.service';
 import { freshDatabase, testStoreKind, type TestDatabase } from './support/databases';
 import { ENTITIES } from '../src/entities';
 
 const plantsOn = (dataSource: DataSource): PlantsService =>
-  new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics(false));
+  new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), null);
 
 /**
  * The plants service on the store that `npm test` (SQLite) or `npm run test:postgres` (PostgreSQL)

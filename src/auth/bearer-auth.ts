@@ -1,15 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard, PassportStrategy } from '@nestjs/passport';
+import { InjectRepository } from '@nestjs/typeorm';
 import DataLoader from 'dataloader';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
+import type { Repository } from 'typeorm';
+import { Store } from '../database/store';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
 import { IS_PUBLIC_KEY } from './public.decorator';
-import { type TokenRecord, TokensService } from './tokens.service';
+import { ApiTokenEntity } from './api-token.entity';
 
 export const TOKEN_PREFIX = 'pst_';
 export const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
@@ -33,6 +36,8 @@ export interface AuthenticatedClient {
   tokenName: string;
 }
 
+type TokenRecord = { hash: string; name: string; revokedAt: string | null };
+
 /**
  * passport-http-bearer, shown only the Authorization header. The tokens of one event-loop turn are
  * read together where a read costs a transaction, each at once where it is an index probe;
@@ -44,37 +49,49 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   private clearing = false;
 
   constructor(
-    tokens: TokensService,
-    private readonly metrics: Metrics,
+    @InjectRepository(ApiTokenEntity) tokens: Repository<ApiTokenEntity>,
+    store: Store,
+    @Inject(Metrics) private readonly metrics: Metrics | null,
   ) {
     super();
+    const read = (hashes: string[]): Promise<TokenRecord[]> =>
+      store.read(tokens, (repository) =>
+        repository
+          .createQueryBuilder('token')
+          .select('token.tokenHash', 'hash')
+          .addSelect('token.name', 'name')
+          .addSelect('token.revokedAt', 'revokedAt')
+          .where('token.tokenHash IN (:...hashes)', { hashes })
+          .getRawMany<TokenRecord>(),
+      );
     this.thisTurn = new DataLoader(
       async (secrets) => {
         const hashes = secrets.map(hashToken);
-        const found = await tokens.findByHashes(hashes);
+        const rows = await store.span('token lookup', () => read(hashes));
+        const found = new Map(rows.map((row) => [row.hash, row]));
         return hashes.map((hash) => found.get(hash));
       },
-      tokens.gathersATurn ? { batchScheduleFn: (gather) => setImmediate(gather) } : { batch: false },
+      store.gathersReads ? { batchScheduleFn: (gather) => setImmediate(gather) } : { batch: false },
     );
   }
 
   async validate(token: string): Promise<AuthenticatedClient | false> {
     if (!TOKEN_PATTERN.test(token)) {
-      this.metrics.tokenLookedUp('invalid');
+      this.metrics?.tokenLookedUp('invalid');
       return false;
     }
     let record: TokenRecord | undefined;
     try {
       record = await this.lookUp(token);
     } catch (error) {
-      this.metrics.tokenLookedUp('unavailable');
+      this.metrics?.tokenLookedUp('unavailable');
       throw error;
     }
     if (record === undefined || record.revokedAt !== null) {
-      this.metrics.tokenLookedUp('invalid');
+      this.metrics?.tokenLookedUp('invalid');
       return false;
     }
-    this.metrics.tokenLookedUp('valid');
+    this.metrics?.tokenLookedUp('valid');
     return { tokenName: record.name };
   }
 

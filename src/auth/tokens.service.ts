@@ -16,38 +16,13 @@ export const TOKEN_NAME_RULE =
   '1 to 100 characters of letters, digits, ".", "_", "@" or "-", starting with a letter or digit';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/;
 
-export interface TokenRecord {
-  name: string;
-  revokedAt: string | null;
-}
-
-/** The server's look-ups, and the operator's commands: each command one transaction, which bounds it on PostgreSQL. */
+/** The operator's commands: each one transaction, which bounds it on PostgreSQL. */
 @Injectable()
 export class TokensService {
   constructor(
     @InjectRepository(ApiTokenEntity) private readonly tokens: Repository<ApiTokenEntity>,
     private readonly store: Store,
   ) {}
-
-  get gathersATurn(): boolean {
-    return this.store.gathersReads;
-  }
-
-  /** The tokens stored under these hashes, in one read. */
-  async findByHashes(hashes: readonly string[]): Promise<ReadonlyMap<string, TokenRecord>> {
-    const rows = await this.store.span('token lookup', () =>
-      this.store.read(this.tokens, (tokens) =>
-        tokens
-          .createQueryBuilder('token')
-          .select('token.tokenHash', 'hash')
-          .addSelect('token.name', 'name')
-          .addSelect('token.revokedAt', 'revokedAt')
-          .where('token.tokenHash IN (:...hashes)', { hashes })
-          .getRawMany<TokenRecord & { hash: string }>(),
-      ),
-    );
-    return new Map(rows.map(({ hash, name, revokedAt }) => [hash, { name, revokedAt }]));
-  }
 
   private inTransaction<T>(work: (tokens: Repository<ApiTokenEntity>) => Promise<T>): Promise<T> {
     return this.store.transaction(this.tokens, work);

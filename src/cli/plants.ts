@@ -12,7 +12,6 @@ import { jsonBodyShape, readJsonFields, VALIDATION_OPTIONS } from '../plants/jso
 import { NewPlant } from '../plants/dto/plant.dto';
 import { PLANT_FIELDS, PlantEntity } from '../plants/plant.entity';
 import { type Outcome, plantRow, PlantsService } from '../plants/plants.service';
-import { Metrics } from '../observability/metrics';
 import { commandConfig, OperatorError, runCommand, standardOutputClosed, UsageError } from './command';
 import { ENTITIES } from '../entities';
 
@@ -112,7 +111,7 @@ async function main(args: readonly string[]): Promise<void> {
   const { database } = commandConfig();
   const dataSource = await openStore(database, ENTITIES);
   try {
-    const plants = new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics(false));
+    const plants = new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), null);
     if (importing) {
       if (!(await importPlants(plants, file === '-' ? process.stdin : createReadStream(file)))) process.exitCode = 1;
       return;

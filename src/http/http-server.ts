@@ -37,7 +37,7 @@ function refusalOf(code: string | undefined, { headersMs, requestMs, idleMs }: C
 export function createHttpServer(
   app: RequestListener,
   gate: RequestGate,
-  log: { logger: Logger; metrics: Metrics; maxInFlight: number },
+  log: { logger: Logger; metrics: Metrics | null; maxInFlight: number },
   limits: ClientLimits,
 ): Server {
   const server = createServer(
@@ -72,7 +72,7 @@ export function createHttpServer(
       if (!socket.writable) return void socket.destroy();
       const requestId = randomUUID();
       log.logger.info({ requestId, res: { status: 400 }, error: body.error, ...detail }, 'request refused unread');
-      log.metrics.answered({ method: undefined, route: UNMATCHED_ROUTE, status: 400, error: body.error });
+      log.metrics?.answered({ method: undefined, route: UNMATCHED_ROUTE, status: 400, error: body.error });
       writeRawError(socket, body, requestId, headers);
     });
   };

@@ -74,7 +74,7 @@ export class RequestGate {
   private readonly logging: boolean;
 
   constructor(
-    private readonly metrics: Metrics,
+    @Inject(Metrics) private readonly metrics: Metrics | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
     private readonly limits: ClientLimits,
@@ -115,7 +115,7 @@ export class RequestGate {
           spanId: span?.spanContext().spanId,
         });
       }
-      if (!this.metrics.on && span === undefined) return;
+      if (this.metrics === null && span === undefined) return;
       const answer = {
         method: request.method,
         route: routeOf(request),
@@ -123,7 +123,7 @@ export class RequestGate {
         error,
         durationMs,
       };
-      this.metrics.answered(answer);
+      this.metrics?.answered(answer);
       if (span !== undefined) endRequestSpan(span, answer);
     });
     if (!this.admitted(request, response)) return;

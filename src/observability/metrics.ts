@@ -97,47 +97,39 @@ function instruments(registry: Registry) {
   };
 }
 
+/** Counting into a registry of its own; provided only while METRICS_PORT is set (null otherwise, so nothing counts). */
 export class Metrics {
-  readonly registry?: Registry;
-  readonly on: boolean;
-  private readonly meters?: ReturnType<typeof instruments>;
-
-  /** Counting, into a registry of its own (METRICS_PORT set), or nothing at all. */
-  constructor(counting: boolean) {
-    this.on = counting;
-    if (!counting) return;
-    this.registry = new Registry();
-    this.meters = instruments(this.registry);
-  }
+  readonly registry = new Registry();
+  private readonly meters = instruments(this.registry);
 
   answered({ method, route, status, error, durationMs = 0 }: AnsweredRequest): void {
-    this.meters?.requests
+    this.meters.requests
       .labels(method ?? '_OTHER', route, String(status), error === undefined ? '' : String(error))
       .observe(durationMs / 1000);
   }
 
   created(outcome: 'created' | 'replayed' | 'conflict'): void {
-    this.meters?.creates.labels(outcome).inc();
+    this.meters.creates.labels(outcome).inc();
   }
 
   committed(batchSize: number, seconds: number): void {
-    this.meters?.batchSize.observe(batchSize);
-    this.meters?.commitDuration.observe(seconds);
+    this.meters.batchSize.observe(batchSize);
+    this.meters.commitDuration.observe(seconds);
   }
 
   storeAvailable(up: boolean): void {
-    this.meters?.storeUp.set(up ? 1 : 0);
+    this.meters.storeUp.set(up ? 1 : 0);
   }
 
   tokenLookedUp(result: 'valid' | 'invalid' | 'unavailable'): void {
-    this.meters?.tokenLookups.labels(result).inc();
+    this.meters.tokenLookups.labels(result).inc();
   }
 
   rateLimitRefused(): void {
-    this.meters?.rateLimited.inc();
+    this.meters.rateLimited.inc();
   }
 
   rateLimitStoreFailed(): void {
-    this.meters?.rateLimitStoreErrors.inc();
+    this.meters.rateLimitStoreErrors.inc();
   }
 }

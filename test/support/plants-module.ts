@@ -31,7 +31,7 @@ export async function plantsTestingModule(): Promise<PlantsTesting> {
         PlantsService,
         { provide: getRepositoryToken(PlantEntity), useValue: dataSource.getRepository(PlantEntity) },
         { provide: Store, useValue: storeOf(dataSource) },
-        { provide: Metrics, useValue: new Metrics(true) },
+        { provide: Metrics, useValue: new Metrics() },
       ],
     }).compile();
     const opened = dataSource;
