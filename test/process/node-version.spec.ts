@@ -7,13 +7,13 @@ import { run } from '../support/spawn';
 
 const ROOT = process.cwd();
 
-/** This machine's own `node`, when it is older than the supported line (Node 20 on CI's machine). */
+/** This machine's own `node`, when it is older than the supported lines (Node 20 on CI's machine). */
 function oldNode(): string | undefined {
   for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
     try {
       const version = execFileSync(candidate, ['--version'], { encoding: 'utf8' }).trim();
       const [major, minor] = version.slice(1).split('.').map(Number);
-      if (major < 22 || (major === 22 && minor < 12)) return candidate;
+      if (major < 22 || (major === 22 && minor < 22)) return candidate;
     } catch {
       // not there
     }
@@ -23,13 +23,13 @@ function oldNode(): string | undefined {
 
 const old = oldNode();
 
-(old === undefined ? describe.skip : describe)('on a Node.js older than 22.12', () => {
+(old === undefined ? describe.skip : describe)('on a Node.js older than 22.22.3', () => {
   const env = { PATH: `${join(old ?? '/usr/bin/node', '..')}:/usr/bin:/bin`, DATABASE_URL: 'sqlite::memory:' };
 
   const oneLine = (stderr: string): void => {
     const lines = stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/needs Node\.js 22\.12 or newer.*scripts\/node\.sh/);
+    expect(lines[0]).toMatch(/needs Node\.js 24\.15 or newer \(or 22\.22\.3 or a newer 22\).*scripts\/node\.sh/);
   };
 
   it('npm ci says one line naming the version and scripts/node.sh, and fails', async () => {
