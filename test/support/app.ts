@@ -10,16 +10,13 @@ import { ClientLimits, listen } from '../../src/http/http-server';
 import { APP_CONFIG, type AppConfig, type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger, ROOT_LOGGER } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
-import { PlantEntity } from '../../src/plants/plant.entity';
+import { PLANT_FIELDS, PlantEntity, type PlantField } from '../../src/plants/plant.entity';
 import { SqliteCheckpointer } from '../../src/database/sqlite/checkpointer';
 import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
 
-export interface StoredPlant {
-  id: string;
-  name: string;
-  tag: string | null;
-}
+/** A stored row: its id as exact decimal text, and every field of the entity (an absent one null). */
+export type StoredPlant = { id: string } & Partial<Record<PlantField, string | null>>;
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -39,15 +36,12 @@ export interface TestApp {
 
 /** The stored row of plant `id`, read back with its id as exact text. */
 export async function storedPlant(dataSource: DataSource, id: string): Promise<StoredPlant | undefined> {
-  const row = await dataSource
+  const query = dataSource
     .getRepository(PlantEntity)
     .createQueryBuilder('plant')
-    .select('CAST(plant.id AS TEXT)', 'id')
-    .addSelect('plant.name', 'name')
-    .addSelect('plant.tag', 'tag')
-    .where('plant.id = :id', { id })
-    .getRawOne<StoredPlant>();
-  return row ?? undefined;
+    .select('CAST(plant.id AS TEXT)', 'id');
+  for (const field of PLANT_FIELDS) query.addSelect(`plant.${field}`, field);
+  return (await query.where('plant.id = :id', { id }).getRawOne<StoredPlant>()) ?? undefined;
 }
 
 /** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
