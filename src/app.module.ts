@@ -7,6 +7,7 @@ import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { ClientLimits } from './http/http-server';
+import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
@@ -15,7 +16,7 @@ import { PlantsModule } from './plants/plants.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /** The whole service, built by DI from the configuration; every global registered here, as tests get it. */
-@Global() // the logger, the metrics and the gate: one each per process, for every feature
+@Global() // the logger, the metrics and the open requests: one each per process, for every feature
 @Module({
   imports: [configModule, DatabaseModule, AuthModule, RateLimitModule, PlantsModule, HealthModule],
   providers: [
@@ -30,6 +31,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
       useFactory: (config: AppConfig) => (config.metrics === undefined ? null : new Metrics()),
     },
     ClientLimits,
+    OpenRequests,
     RequestGate,
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     // Deny by default. Global guards run in the order they are provided, and this module's
@@ -39,6 +41,6 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     { provide: APP_PIPE, useClass: JsonBodyPipe },
     { provide: APP_PIPE, useValue: new ValidationPipe(VALIDATION_OPTIONS) },
   ],
-  exports: [ROOT_LOGGER, Metrics, RequestGate],
+  exports: [ROOT_LOGGER, Metrics, OpenRequests],
 })
 export class AppModule {}

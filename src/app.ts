@@ -1,14 +1,32 @@
 import type { Server } from 'node:http';
-import type { NestApplicationOptions } from '@nestjs/common';
+import type { LoggerService, NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/configuration';
 import { ClientLimits, createHttpServer } from './http/http-server';
+import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
-import { nestLogger, ROOT_LOGGER } from './observability/logger';
+import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
+import { ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { setupOpenApi } from './openapi/openapi';
+
+/** Nest's start-up narration: for debugging only. Its "started" comes before the listen, which may fail. */
+const NEST_CHATTER = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
+class ServiceNestLogger extends NestPinoLogger {
+  override log(message: unknown, ...optionalParams: unknown[]): void {
+    const context = optionalParams.at(-1);
+    if (typeof context === 'string' && NEST_CHATTER.has(context)) super.debug(message, ...optionalParams);
+    else super.log(message, ...optionalParams);
+  }
+}
+
+/** Nest's own logs as JSON lines through the same logger (nestjs-pino), from its first line. */
+export function nestLogger(logger: Logger): LoggerService {
+  return new ServiceNestLogger(new PinoLogger({ pinoHttp: { logger } }), {});
+}
 
 /** How the application is made from `AppModule`: by NestFactory (main), or by a test's `Test.createTestingModule`. */
 export type MakeApp = (adapter: ExpressAdapter, options: NestApplicationOptions) => Promise<NestExpressApplication>;
@@ -37,12 +55,11 @@ export async function createApp(make: MakeApp): Promise<{ app: NestExpressApplic
     app.flushLogs();
     const config = app.get<AppConfig>(APP_CONFIG);
     instance.set('trust proxy', config.trustProxy);
-    const gate = app.get(RequestGate);
-    app.use(gate.use);
+    app.use(app.get(RequestGate).use);
     setupOpenApi(app);
     await app.init();
     const log = { logger, metrics: app.get<Metrics, Metrics | null>(Metrics), maxInFlight: config.maxInFlight };
-    return { app, server: createHttpServer(instance, gate, log, app.get(ClientLimits)) };
+    return { app, server: createHttpServer(instance, app.get(OpenRequests), log, app.get(ClientLimits)) };
   } catch (error) {
     await app.close().catch(() => undefined);
     throw error;

@@ -7,13 +7,20 @@ import type { Logger } from 'pino';
 import { type AppConfig, ConfigError, DEFAULTS, loadConfig, readEnvironment } from './config/configuration';
 import { StoreOpenError } from './database/open-store';
 import { listen, listenFailure } from './http/http-server';
-import { RequestGate, SHUTDOWN_DEADLINE_MS } from './http/request-gate';
-import { createRootLogger, exitAfterLogs, ROOT_LOGGER } from './observability/logger';
+import { OpenRequests, SHUTDOWN_DEADLINE_MS } from './http/open-requests';
+import { createRootLogger, ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { startMetrics } from './http/metrics-server';
 
 /** How long a drain answers (503) before it closes idle connections and stops accepting. */
 const DRAIN_GRACE_MS = 250;
+
+/** Exits with `code` once every line so far is written, or 2 s later. */
+function exitAfterLogs(logger: Logger, code: number): void {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 2_000).unref();
+  logger.flush(() => process.exit(code));
+}
 
 function configOrExit(): AppConfig | undefined {
   try {
@@ -33,10 +40,16 @@ function sayRetired(config: AppConfig, logger: Logger): void {
 }
 
 /** Readiness fails at once; SHUTDOWN_DELAY later the drain; exit 0 once answered (1 past the deadline). */
-function onSignals(server: Server, gate: RequestGate, config: AppConfig, close: () => Promise<void>, logger: Logger) {
+function onSignals(
+  server: Server,
+  requests: OpenRequests,
+  config: AppConfig,
+  close: () => Promise<void>,
+  logger: Logger,
+) {
   const log = logger.child({ context: 'Shutdown' });
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (!gate.stop()) return;
+    if (!requests.stop()) return;
     const began = Date.now();
     if (config.shutdownDelayMs > 0) {
       log.info(`${signal}: not ready; serving for ${config.shutdownDelayMs} ms more before the drain`);
@@ -46,14 +59,14 @@ function onSignals(server: Server, gate: RequestGate, config: AppConfig, close: 
       exitAfterLogs(logger, 1);
     }, config.shutdownDelayMs + SHUTDOWN_DEADLINE_MS).unref();
     await sleep(config.shutdownDelayMs);
-    gate.drain();
+    requests.drain();
     log.info(`${signal}: finishing requests in flight, then closing the store`);
     // A kept-alive client gets its 503 and `Connection: close` first; connections still idle
     // after the grace are closed, and no new one is accepted.
     await sleep(DRAIN_GRACE_MS);
     server.close();
     try {
-      await gate.answeredAll();
+      await requests.answeredAll();
       await close();
     } catch (error) {
       log.error({ err: error }, 'could not close cleanly');
@@ -97,7 +110,7 @@ async function bootstrap(): Promise<void> {
     await app.close();
     await stopTracing?.().catch((error: unknown) => logger.warn({ err: error }, 'could not export the last spans'));
   };
-  onSignals(server, app.get(RequestGate), config, close, logger);
+  onSignals(server, app.get(OpenRequests), config, close, logger);
   try {
     const { port } = await listen(server, { port: config.port, host: config.host });
     logger.info(

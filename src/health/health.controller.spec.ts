@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { StoreCheck, StoreOutage } from '../database/store-outage';
-import { RequestGate } from '../http/request-gate';
+import { OpenRequests } from '../http/open-requests';
 import { HealthController } from './health.controller';
 
 /** A store that never answers the check: a frozen primary, or a commit stuck behind a standby. */
@@ -25,7 +25,7 @@ describe('HealthController', () => {
       providers: [
         { provide: StoreCheck, useClass: FrozenStore },
         { provide: StoreOutage, useValue: outage },
-        { provide: RequestGate, useValue: { stopping: false } },
+        { provide: OpenRequests, useValue: { phase: { stopping: false } } },
       ],
     }).compile();
     let status = 200;

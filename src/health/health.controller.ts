@@ -6,7 +6,8 @@ import { Public } from '../auth/public.decorator';
 import { StoreCheck, StoreOutage } from '../database/store-outage';
 import { answeredWithin, ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
-import { PROBE_PATHS, RequestGate } from '../http/request-gate';
+import { OpenRequests } from '../http/open-requests';
+import { PROBE_PATHS } from '../http/request-gate';
 
 const CHECK_TIMEOUT_MS = 1000;
 const LATE = `the store did not answer the health check within ${CHECK_TIMEOUT_MS} ms`;
@@ -28,7 +29,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly store: StoreCheck,
     private readonly outage: StoreOutage,
-    private readonly gate: RequestGate,
+    private readonly requests: OpenRequests,
   ) {}
 
   @Get(PROBE_PATHS.live)
@@ -40,7 +41,7 @@ export class HealthController {
   @Get([PROBE_PATHS.health, PROBE_PATHS.ready])
   @Public()
   async ready(@Res({ passthrough: true }) response: Response): Promise<HealthCheckResult | object> {
-    if (this.gate.stopping) {
+    if (this.requests.phase.stopping) {
       response.status(503);
       return down('process', 'stopping');
     }

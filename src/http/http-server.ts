@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { closeLingering, closingSockets, writeError, writeRawError } from './error-response';
 import { type Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
-import type { RequestGate } from './request-gate';
+import type { OpenRequests } from './open-requests';
 
 /** What one client may take, held by Node's server and the gate; a test provides its own. */
 export class ClientLimits {
@@ -36,7 +36,7 @@ function refusalOf(code: string | undefined, { headersMs, requestMs, idleMs }: C
  */
 export function createHttpServer(
   app: RequestListener,
-  gate: RequestGate,
+  requests: OpenRequests,
   log: { logger: Logger; metrics: Metrics | null; maxInFlight: number },
   limits: ClientLimits,
 ): Server {
@@ -68,7 +68,7 @@ export function createHttpServer(
   }
 
   const refuse = (socket: Duplex, body: ErrorBody, detail: object = {}, headers = {}): void => {
-    gate.refuseAfterAnswers(socket, () => {
+    requests.refuseAfterAnswers(socket, () => {
       if (!socket.writable) return void socket.destroy();
       const requestId = randomUUID();
       log.logger.info({ requestId, res: { status: 400 }, error: body.error, ...detail }, 'request refused unread');
@@ -78,9 +78,9 @@ export function createHttpServer(
   };
   /** The request still arriving on `socket` gets `body` as its answer, in its turn; else the bytes that never became one. */
   const answerBroken = (socket: Duplex, body: ErrorBody, detail: object): void => {
-    const reading = gate.readingResponse(socket);
+    const reading = requests.readingResponse(socket);
     if (reading === undefined) return refuse(socket, body, detail);
-    if (reading.headersSent) return gate.refuseAfterAnswers(socket, () => closeLingering(socket));
+    if (reading.headersSent) return requests.refuseAfterAnswers(socket, () => closeLingering(socket));
     writeError(reading.req, reading, body);
   };
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -96,8 +96,8 @@ export function createHttpServer(
   server.on('upgrade', refuseMethod); // Node without shouldUpgradeCallback (before 22.21)
   // A whole request keeps its connection, the deadline (which fires once) set again; one still arriving is answered.
   server.on('timeout', (socket: Socket) => {
-    if (gate.awaitingAnswer(socket)) return void socket.setTimeout(limits.idleMs);
-    if (gate.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
+    if (requests.awaitingAnswer(socket)) return void socket.setTimeout(limits.idleMs);
+    if (requests.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
     socket.setTimeout(limits.idleMs); // the answer must move too, or the connection goes
     answerBroken(socket, refusalOf('ERR_HTTP_REQUEST_TIMEOUT', limits), { timedOut: true });
   });

@@ -5,21 +5,17 @@ import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
 import { closingSockets, failureCodes, writeError, writeUnavailable } from './error-response';
-import { isIP } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { logAnswer, requestIdOf, ROOT_LOGGER } from '../observability/logger';
-import { Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
-import { endRequestSpan, startRequestSpan, withSpan } from '../observability/tracing';
+import { isDocs, observeRequest, ROOT_LOGGER, type RequestObserver } from '../observability/logger';
+import { Metrics } from '../observability/metrics';
+import { startRequestSpan, withSpan } from '../observability/tracing';
 import { ClientLimits } from './http-server';
+import { OpenRequests } from './open-requests';
 
 /** The health probes' paths: never shed, answered while draining. */
 export const PROBE_PATHS = { health: '/health', live: '/health/live', ready: '/health/ready' } as const;
 const PROBES = new Set<string>(Object.values(PROBE_PATHS));
 const isProbe = (request: IncomingMessage): boolean => request.method === 'GET' && PROBES.has(request.url ?? '');
-
-/** Past this (after SHUTDOWN_DELAY), a drain still waiting gives up: exit 1. */
-export const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** Headers a request may carry once (RFC 9110 §5.3): a proxy may read another copy. */
 const SINGLE_HEADERS = ['host', 'authorization', 'content-type', 'content-length'];
@@ -49,82 +45,40 @@ function framingRefusal(request: IncomingMessage): ErrorBody | undefined {
   return undefined;
 }
 
-const DOCS = /^\/docs(?:-json|-yaml)?(?:[/?]|$)/;
-
-/** The route a request matched, for the metrics: never its raw path, whose values are unbounded. */
-function routeOf(request: Request): string {
-  const route = (request.route as { path?: unknown } | undefined)?.path;
-  if (typeof route === 'string') return route;
-  return DOCS.test(request.url) ? '/docs' : UNMATCHED_ROUTE;
-}
-
 /**
  * What llhttp does not refuse, the drain and MAX_IN_FLIGHT, before the body is read. It knows each
  * connection's open requests, so a refusal of later bytes waits for their answers.
  */
 @Injectable()
 export class RequestGate {
-  private asked = false;
-  /** Draining: every request but the probes is answered 503. */
-  private draining = false;
-  private readonly open = new Set<ServerResponse>();
-  private readonly openOn = new WeakMap<Duplex, Set<ServerResponse>>();
-  private readonly refusals = new WeakMap<Duplex, () => void>();
   private readonly served = new WeakMap<Duplex, number>();
-  private readonly logging: boolean;
+  private readonly observer: RequestObserver;
 
   constructor(
-    @Inject(Metrics) private readonly metrics: Metrics | null,
+    @Inject(Metrics) metrics: Metrics | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    @Inject(ROOT_LOGGER) logger: Logger,
     private readonly limits: ClientLimits,
+    private readonly requests: OpenRequests,
   ) {
-    this.logging = logger.isLevelEnabled('info');
+    const errorOf = (response: ServerResponse): number | undefined => failureCodes.get(response);
+    const trustProxy = config.trustProxy !== false;
+    this.observer = { logger: logger.isLevelEnabled('info') ? logger : undefined, metrics, trustProxy, errorOf };
   }
 
   readonly use = (request: Request, response: ServerResponse, next: () => void): void => {
     const socket = request.socket;
     // Arrived after an answer that closes the connection: never run, and nothing more read.
     if (closingSockets.has(socket) || this.pastLastAnswer(request)) return void socket.pause();
-    const started = process.hrtime.bigint();
-    const requestId = requestIdOf(request);
-    response.setHeader('X-Request-Id', requestId);
-    const named = this.logging && this.config.trustProxy !== false ? request.ip : undefined;
-    const client =
-      named !== undefined && isIP(named) !== 0 ? named : this.logging ? request.socket.remoteAddress : undefined;
-    this.open.add(response);
+    this.requests.all.add(response);
     this.openOnSocket(socket).add(response);
     // Probes (tens a minute) and Swagger UI's files are not traced.
-    const traced = this.config.tracing !== undefined && !isProbe(request) && !DOCS.test(request.url);
+    const traced = this.config.tracing !== undefined && !isProbe(request) && !isDocs(request);
     const span = traced ? startRequestSpan(request) : undefined;
+    const answered = observeRequest(request, response, this.observer, span);
     response.on('close', () => {
       this.closed(socket, response);
-      const durationMs = Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3;
-      const error = failureCodes.get(response);
-      if (this.logging) {
-        logAnswer(this.logger, {
-          method: request.method,
-          target: request.url,
-          status: response.headersSent ? response.statusCode : undefined,
-          durationMs,
-          requestId,
-          error,
-          token: (request as Request & { user?: { tokenName?: string } }).user?.tokenName,
-          client,
-          traceId: span?.spanContext().traceId,
-          spanId: span?.spanContext().spanId,
-        });
-      }
-      if (this.metrics === null && span === undefined) return;
-      const answer = {
-        method: request.method,
-        route: routeOf(request),
-        status: response.statusCode,
-        error,
-        durationMs,
-      };
-      this.metrics?.answered(answer);
-      if (span !== undefined) endRequestSpan(span, answer);
+      answered();
     });
     if (!this.admitted(request, response)) return;
     if (span === undefined) next();
@@ -147,9 +101,10 @@ export class RequestGate {
       });
       return false;
     }
-    if (this.draining) response.setHeader('Connection', 'close');
+    const { draining } = this.requests.phase;
+    if (draining) response.setHeader('Connection', 'close');
     if (isProbe(request)) return true;
-    if (this.draining) {
+    if (draining) {
       writeUnavailable(request, response, 'The server is shutting down; try again');
       return false;
     }
@@ -162,7 +117,7 @@ export class RequestGate {
       writeError(request, response, body, { 'Retry-After': '0', Connection: 'close' });
       return false;
     }
-    if (this.open.size > this.config.maxInFlight) {
+    if (this.requests.all.size > this.config.maxInFlight) {
       writeUnavailable(request, response, 'The server is at capacity; try again shortly');
       return false;
     }
@@ -175,12 +130,12 @@ export class RequestGate {
   }
 
   private closed(socket: Duplex, response: ServerResponse): void {
-    this.open.delete(response);
+    this.requests.all.delete(response);
     const left = this.openOnSocket(socket);
     left.delete(response);
     if (left.size > 0) return;
-    const refusal = this.refusals.get(socket);
-    this.refusals.delete(socket);
+    const refusal = this.requests.refusals.get(socket);
+    this.requests.refusals.delete(socket);
     refusal?.();
   }
 
@@ -192,49 +147,9 @@ export class RequestGate {
     return served > this.limits.requests && [...this.openOnSocket(request.socket)].every((o) => o.headersSent);
   }
 
-  /** Runs `refuse` (which writes to `socket`) once every request open on it has been answered. */
-  refuseAfterAnswers(socket: Duplex, refuse: () => void): void {
-    if (this.refusals.has(socket) || socket.destroyed) return;
-    if (this.openOnSocket(socket).size === 0) refuse();
-    else this.refusals.set(socket, refuse);
-  }
-
-  /** The answer to the request on `socket` still arriving (its body incomplete), if one is. */
-  readingResponse(socket: Duplex): ServerResponse | undefined {
-    return [...this.openOnSocket(socket)].find((response) => !response.req.complete);
-  }
-
-  /** Whether a request on `socket` has arrived whole and waits for its answer to begin. */
-  awaitingAnswer(socket: Duplex): boolean {
-    return [...this.openOnSocket(socket)].some((response) => response.req.complete && !response.headersSent);
-  }
-
   private openOnSocket(socket: Duplex): Set<ServerResponse> {
-    let open = this.openOn.get(socket);
-    if (open === undefined) this.openOn.set(socket, (open = new Set()));
+    let open = this.requests.on.get(socket);
+    if (open === undefined) this.requests.on.set(socket, (open = new Set()));
     return open;
-  }
-
-  /** Asked to stop (SIGTERM): readiness fails from then on. */
-  get stopping(): boolean {
-    return this.asked;
-  }
-
-  /** Says whether this is the first time it is asked. */
-  stop(): boolean {
-    if (this.asked) return false;
-    this.asked = true;
-    return true;
-  }
-
-  /** Begins the drain: new requests are refused, and the answers still to come close their connections. */
-  drain(): void {
-    this.draining = true;
-    for (const response of this.open) if (!response.headersSent) response.setHeader('Connection', 'close');
-  }
-
-  /** Resolves once every request open has been answered (its answer written, read or not). */
-  async answeredAll(): Promise<void> {
-    while ([...this.open].some((response) => !response.writableEnded)) await sleep(50);
   }
 }

@@ -4,7 +4,7 @@ import { freePort } from '../support/sockets';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { validate } from 'dockerfile-utils';
-import { SHUTDOWN_DEADLINE_MS } from '../../src/http/request-gate';
+import { SHUTDOWN_DEADLINE_MS } from '../../src/http/open-requests';
 import { DOCKERFILE, finalStage, instructions } from '../support/dockerfile';
 import { onPath } from '../support/patroni';
 

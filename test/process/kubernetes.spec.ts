@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/configuration';
-import { SHUTDOWN_DEADLINE_MS } from '../../src/http/request-gate';
+import { SHUTDOWN_DEADLINE_MS } from '../../src/http/open-requests';
 import { DOCKERFILE, imageEnvironment } from '../support/dockerfile';
 
 const ROOT = join(__dirname, '../..');
