@@ -46,8 +46,8 @@ function framingRefusal(request: IncomingMessage): ErrorBody | undefined {
 }
 
 /**
- * What llhttp does not refuse, the drain and MAX_IN_FLIGHT, before the body is read. It knows each
- * connection's open requests, so a refusal of later bytes waits for their answers.
+ * What llhttp does not refuse, the drain and MAX_IN_FLIGHT, before the body is read. It records
+ * each connection's open requests (OpenRequests), so that a refusal of later bytes waits for their answers.
  */
 @Injectable()
 export class RequestGate {
