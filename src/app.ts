@@ -2,12 +2,12 @@ import type { Server } from 'node:http';
 import type { LoggerService, NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import express from 'express';
+import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/configuration';
 import { ClientLimits, createHttpServer } from './http/http-server';
 import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
-import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import { ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
 import { setupOpenApi } from './openapi/openapi';
@@ -24,7 +24,7 @@ class ServiceNestLogger extends NestPinoLogger {
 }
 
 /** Nest's own logs as JSON lines through the same logger (nestjs-pino), from its first line. */
-export function nestLogger(logger: Logger): LoggerService {
+function nestLogger(logger: Logger): LoggerService {
   return new ServiceNestLogger(new PinoLogger({ pinoHttp: { logger } }), {});
 }
 

@@ -30,6 +30,13 @@ const sameFields = (a: PlantEntity, b: PlantEntity): boolean => PLANT_FIELDS.eve
 /** Numeric order of distinct decimal int64 ids (as BigInt: a JS number would round them). */
 const byId = (a: PlantEntity, b: PlantEntity): number => (BigInt(a.id) < BigInt(b.id) ? -1 : 1);
 
+/** Stored rows with their ids as decimal text on both stores: a JS number would round those past 2^53. */
+export function selectPlants(plants: Repository<PlantEntity>): SelectQueryBuilder<PlantEntity> {
+  const query = plants.createQueryBuilder('plant').select('CAST(plant.id AS TEXT)', 'id');
+  for (const field of PLANT_FIELDS) query.addSelect(`plant.${field}`, field);
+  return query;
+}
+
 /** Rolls back a batch's first attempt: one of its ids is taken. */
 class IdTaken extends Error {}
 
@@ -77,12 +84,12 @@ export class PlantsService {
 
   /** Every stored plant in id order, read a page at a time, so memory stays bounded. */
   async *list(pageSize = 1000): AsyncIterable<PlantEntity> {
-    let rows = await this.select(this.plants).orderBy('plant.id').limit(pageSize).getRawMany<PlantEntity>();
+    let rows = await selectPlants(this.plants).orderBy('plant.id').limit(pageSize).getRawMany<PlantEntity>();
     for (;;) {
       yield* rows;
       if (rows.length < pageSize) return;
       const after = rows[rows.length - 1].id;
-      rows = await this.select(this.plants)
+      rows = await selectPlants(this.plants)
         .where('plant.id > :after', { after })
         .orderBy('plant.id')
         .limit(pageSize)
@@ -115,19 +122,12 @@ export class PlantsService {
     }
     return this.store.transaction(this.plants, async (plants) => {
       const ids = rows.map((row) => row.id);
-      const stored = await this.select(plants).where('plant.id IN (:...ids)', { ids }).getRawMany<PlantEntity>();
+      const stored = await selectPlants(plants).where('plant.id IN (:...ids)', { ids }).getRawMany<PlantEntity>();
       const taken = new Map(stored.map((row) => [row.id, row]));
       const added = rows.filter((row) => !taken.has(row.id));
       // An id another instance takes meanwhile fails the insert, and the batch is tried again.
       if (added.length > 0) await insert(plants, added, { ignoreTaken: false });
       return outcomes(taken);
     });
-  }
-
-  /** Ids as decimal text on both stores: a JS number would round those past 2^53. */
-  private select(plants: Repository<PlantEntity>): SelectQueryBuilder<PlantEntity> {
-    const query = plants.createQueryBuilder('plant').select('CAST(plant.id AS TEXT)', 'id');
-    for (const field of PLANT_FIELDS) query.addSelect(`plant.${field}`, field);
-    return query;
   }
 }

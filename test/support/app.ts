@@ -10,7 +10,8 @@ import { ClientLimits, listen } from '../../src/http/http-server';
 import { APP_CONFIG, type AppConfig, type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger, ROOT_LOGGER } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
-import { PLANT_FIELDS, PlantEntity, type PlantField } from '../../src/plants/plant.entity';
+import { PlantEntity, type PlantField } from '../../src/plants/plant.entity';
+import { selectPlants } from '../../src/plants/plants.service';
 import { SqliteCheckpointer } from '../../src/database/sqlite/checkpointer';
 import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
@@ -36,12 +37,8 @@ export interface TestApp {
 
 /** The stored row of plant `id`, read back with its id as exact text. */
 export async function storedPlant(dataSource: DataSource, id: string): Promise<StoredPlant | undefined> {
-  const query = dataSource
-    .getRepository(PlantEntity)
-    .createQueryBuilder('plant')
-    .select('CAST(plant.id AS TEXT)', 'id');
-  for (const field of PLANT_FIELDS) query.addSelect(`plant.${field}`, field);
-  return (await query.where('plant.id = :id', { id }).getRawOne<StoredPlant>()) ?? undefined;
+  const query = selectPlants(dataSource.getRepository(PlantEntity)).where('plant.id = :id', { id });
+  return (await query.getRawOne<StoredPlant>()) ?? undefined;
 }
 
 /** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
