@@ -33,6 +33,25 @@ describe('PlantsService', () => {
     expect(await stored(3n)).toEqual({ id: '3', name: 'Pothos', tag: null });
   });
 
+  it('stores each batch of one size with its own values, the statement built for the first', async () => {
+    const batches = [
+      [
+        { id: 10n, name: 'Aloe', tag: 'succulent' },
+        { id: 11n, name: 'Basil' },
+        { id: 12n, name: 'Cactus', tag: 'c' },
+      ],
+      [
+        { id: 13n, name: 'Dill' },
+        { id: 14n, name: 'Elm', tag: 'tree' },
+        { id: 15n, name: 'Fig', tag: 'ficus' },
+      ],
+    ];
+    for (const batch of batches) await Promise.all(batch.map((plant) => service().create(plant)));
+    for (const { id, name, tag } of batches.flat()) {
+      expect(await stored(id)).toEqual({ id: String(id), name, tag: tag ?? null });
+    }
+  });
+
   it('counts each outcome', async () => {
     const count = async (outcome: string): Promise<number> => {
       const text = await testing().module.get(Metrics).registry.metrics();
