@@ -12,7 +12,7 @@ export class StoreOutage {
 
   constructor(
     private readonly logger?: OutageLog,
-    private readonly metrics?: Pick<Metrics, 'storeAvailable' | 'committed'>,
+    private readonly metrics: Pick<Metrics, 'storeAvailable' | 'committed'> | null = null,
   ) {}
 
   get active(): boolean {
