@@ -3,7 +3,7 @@
  * `npm run start:prod` runs it, on a fresh SQLite file) is sent, over one connection, the same
  * valid create again and again (a safe retry after the first), its body padded to 66 KB by an
  * unknown property of one shape: one string, many small numbers, many small objects, many keys, a
- * long number, escapes, deep nesting (what `src/plants/json-body.spec.ts` reads, costed here).
+ * long number, escapes, deep nesting (what `src/http/json-body.spec.ts` reads, costed here).
  * Three rounds of BENCH_DURATION seconds (default 5) per shape, interleaved; prints the median
  * time per request of each shape and its ratio to the one-string body. Needs `wrk`.
  */

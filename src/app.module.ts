@@ -1,5 +1,5 @@
-import { Global, Module, ValidationPipe } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { Global, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth';
 import { APP_CONFIG, type AppConfig, configModule } from './config/configuration';
@@ -7,11 +7,12 @@ import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { ClientLimits } from './http/http-server';
+import { JsonBodyInterceptor } from './http/json-body';
+import { StrictValidationPipe } from './http/strict-validation.pipe';
 import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';
 import { Metrics } from './observability/metrics';
-import { JsonBodyPipe, VALIDATION_OPTIONS } from './plants/json-body';
 import { PlantsModule } from './plants/plants.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
@@ -37,9 +38,9 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     // Deny by default. Global guards run in the order they are provided, and this module's
     // come first: the bearer guard has said whose token it is before RATE_LIMIT's counts it.
     { provide: APP_GUARD, useClass: BearerAuthGuard },
-    // Global pipes run in the order they are provided: the body is read, then validated.
-    { provide: APP_PIPE, useClass: JsonBodyPipe },
-    { provide: APP_PIPE, useValue: new ValidationPipe(VALIDATION_OPTIONS) },
+    // After the guards, before the pipes: the body of a client let in is read, then validated.
+    { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+    { provide: APP_PIPE, useClass: StrictValidationPipe },
   ],
   exports: [ROOT_LOGGER, Metrics, OpenRequests],
 })

@@ -11,7 +11,7 @@ import { Store } from '../database/store';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
-import { IS_PUBLIC_KEY } from './public.decorator';
+import { IS_PUBLIC_KEY } from '../http/public.decorator';
 import { ApiTokenEntity } from './api-token.entity';
 
 export const TOKEN_PREFIX = 'pst_';

@@ -5,10 +5,10 @@ import { once } from 'node:events';
 import { accessSync, constants, createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { ValidationPipe } from '@nestjs/common';
 import { openStore, storeOf } from '../database/open-store';
 import { ApiError } from '../errors/api-error';
-import { jsonBodyShape, readJsonFields, VALIDATION_OPTIONS } from '../plants/json-body';
+import { parseJson } from '../http/json-body';
+import { StrictValidationPipe } from '../http/strict-validation.pipe';
 import { NewPlant } from '../plants/dto/plant.dto';
 import { PLANT_FIELDS, PlantEntity } from '../plants/plant.entity';
 import { type Outcome, plantRow, PlantsService } from '../plants/plants.service';
@@ -35,17 +35,16 @@ function plantLine(plant: PlantEntity): string {
 }
 
 /** The create's own checks: the same rules and messages as `POST /plants`. */
-const validation = new ValidationPipe(VALIDATION_OPTIONS);
-const NEW_PLANT = jsonBodyShape(NewPlant);
+const validation = new StrictValidationPipe();
 
 async function plantFromLine(line: string): Promise<PlantEntity | string> {
-  let read: ReturnType<typeof readJsonFields>;
+  let read: unknown;
   try {
-    read = readJsonFields(line, NEW_PLANT.fields);
+    read = parseJson(line);
   } catch {
     return 'not JSON';
   }
-  if (read === undefined) return 'not a JSON object';
+  if (typeof read !== 'object' || read === null || Array.isArray(read)) return 'not a JSON object';
   try {
     return plantRow((await validation.transform(read, { type: 'body', metatype: NewPlant })) as NewPlant);
   } catch (error) {

@@ -2,7 +2,7 @@ import { All, Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheckService, type HealthCheckResult, HealthIndicatorService } from '@nestjs/terminus';
 import type { Request, Response } from 'express';
-import { Public } from '../auth/public.decorator';
+import { Public } from '../http/public.decorator';
 import { StoreCheck, StoreOutage } from '../database/store-outage';
 import { answeredWithin, ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';

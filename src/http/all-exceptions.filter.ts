@@ -13,7 +13,14 @@ interface Failure {
   unexpected?: unknown;
 }
 
-export function describeFailure(exception: unknown): Failure {
+/** What an HttpException says: its message, or the messages it was given as a list (class-validator's). */
+function messageOf(exception: HttpException): string {
+  const given = exception.getResponse();
+  const list = typeof given === 'object' ? (given as { message?: unknown }).message : undefined;
+  return Array.isArray(list) && list.every((item) => typeof item === 'string') ? list.join('; ') : exception.message;
+}
+
+export function describeFailure(exception: unknown, request: Pick<Request, 'route'>): Failure {
   if (exception instanceof ApiError) {
     return { body: { error: exception.code, message: exception.message }, headers: exception.headers };
   }
@@ -24,10 +31,18 @@ export function describeFailure(exception: unknown): Failure {
       headers: { 'Retry-After': '1' },
     };
   }
-  if (exception instanceof HttpException && exception.getStatus() < 500) {
-    const status = exception.getStatus();
+  const status = exception instanceof HttpException ? exception.getStatus() : ErrorCode.InternalServerError;
+  if (
+    exception instanceof HttpException &&
+    status !== ErrorCode.InternalServerError &&
+    (status < 500 || isErrorCode(status))
+  ) {
+    // Express names the route a request matched: a 404 without one is the router's own.
+    if (status === ErrorCode.NotFound && request.route === undefined) return { body: NOT_FOUND, headers: {} };
+    // A status the error table lacks is a client's error all the same (add a row to name it).
     const code: ErrorCode = isErrorCode(status) ? status : ErrorCode.BadRequest;
-    return { body: { error: code, message: code === 404 ? NOT_FOUND.message : exception.message }, headers: {} };
+    const headers: ErrorHeaders = code === ErrorCode.ServiceUnavailable ? { 'Retry-After': '1' } : {};
+    return { body: { error: code, message: messageOf(exception) }, headers };
   }
   return {
     body: { error: ErrorCode.InternalServerError, message: 'Internal server error' },
@@ -45,7 +60,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    const failure = describeFailure(exception);
+    const failure = describeFailure(exception, request);
     if (failure.unexpected !== undefined) {
       const requestId = String(response.getHeader('X-Request-Id'));
       this.logger.error(

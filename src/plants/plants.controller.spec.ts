@@ -1,6 +1,6 @@
 import { storedPlant } from '../../test/support/app';
 import { usePlantsModule } from '../../test/support/plants-module';
-import { IS_PUBLIC_KEY } from '../auth/public.decorator';
+import { IS_PUBLIC_KEY } from '../http/public.decorator';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { PlantsController } from './plants.controller';

@@ -1,4 +1,4 @@
-import { All, Controller, HttpCode, Post } from '@nestjs/common';
+import { All, Body, Controller, HttpCode, Post } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -9,10 +9,9 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { Public } from '../auth/public.decorator';
+import { Public } from '../http/public.decorator';
 import { ApiError } from '../errors/api-error';
 import { ERROR_CODE_MEANINGS, ERROR_CODES, ErrorCode } from '../errors/error-codes';
-import { JsonBody } from './json-body';
 import { NewPlant, Plant } from './dto/plant.dto';
 import { PlantsService } from './plants.service';
 
@@ -40,7 +39,7 @@ export class PlantsController {
     description: `Unexpected error. Every failure answers 400; \`error\` carries the code:\n${errorCodeTable}`,
     schema: { $ref: getSchemaPath('Error') },
   })
-  async create(@JsonBody() newPlant: NewPlant): Promise<Plant> {
+  async create(@Body() newPlant: NewPlant): Promise<Plant> {
     return this.plantsService.create(newPlant);
   }
 

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import pino from 'pino';
@@ -42,9 +43,14 @@ export async function storedPlant(dataSource: DataSource, id: string): Promise<S
 }
 
 /** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
-export function byTestingModule(config: AppConfig, logger: Logger, limits: Partial<ClientLimits> = {}): MakeApp {
+export function byTestingModule(
+  config: AppConfig,
+  logger: Logger,
+  limits: Partial<ClientLimits> = {},
+  controllers: Type[] = [],
+): MakeApp {
   return async (adapter, options) => {
-    const built = await Test.createTestingModule({ imports: [AppModule] })
+    const built = await Test.createTestingModule({ imports: [AppModule], controllers })
       .overrideProvider(APP_CONFIG)
       .useValue(config)
       .overrideProvider(ROOT_LOGGER)
@@ -68,7 +74,7 @@ export function byTestingModule(config: AppConfig, logger: Logger, limits: Parti
  */
 export async function startTestApp(
   env: Env = {},
-  options: { log?: string[]; limits?: Partial<ClientLimits> } = {},
+  options: { log?: string[]; limits?: Partial<ClientLimits>; controllers?: Type[] } = {},
 ): Promise<TestApp> {
   const database = await freshDatabase();
   let started: Awaited<ReturnType<typeof createApp>>;
@@ -78,7 +84,7 @@ export async function startTestApp(
     const logger = lines
       ? pino({ level: config.logLevel }, { write: (line: string) => lines.push(line) })
       : createRootLogger('silent');
-    started = await createApp(byTestingModule(config, logger, options.limits));
+    started = await createApp(byTestingModule(config, logger, options.limits, options.controllers));
   } catch (error) {
     // A start that fails (a setting refused, a store that will not open) leaves no store behind.
     await database.drop();
@@ -119,7 +125,7 @@ export async function startTestApp(
 /** For a whole test file: a test app listening on a free port, started before its tests and closed after. */
 export function listeningTestApp(
   env: Env = {},
-  options: { limits?: Partial<ClientLimits> } = {},
+  options: { limits?: Partial<ClientLimits>; controllers?: Type[] } = {},
 ): () => { app: TestApp; port: number } {
   const listening = async (): Promise<{ app: TestApp; port: number }> => {
     const app = await startTestApp(env, options);

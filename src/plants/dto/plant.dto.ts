@@ -1,31 +1,31 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, OmitType } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { ValidateBy } from 'class-validator';
-
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
-
-/** The JSON body reader yields integers as `bigint`; anything else (string, float, bool) fails. */
-export function isInt64(value: unknown): value is bigint {
-  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
-}
+import { INT64_MAX, INT64_MIN, int64Expected } from '../../http/parse-int64.pipe';
 
 /** Both stores keep it exactly: no lone surrogate (no UTF-8 form), no U+0000 (PostgreSQL refuses it). */
 export function isText(value: unknown): value is string {
   return typeof value === 'string' && value.isWellFormed() && !value.includes('\u0000');
 }
 
-/** A required int64: absent is "is required", anything else that is not one says what is expected. */
+/**
+ * A required int64, as a `bigint`: the body reader hands over an integer past 2^53 as one, and a
+ * smaller one as a number, made a bigint here. Absent is "is required"; a string, a fraction,
+ * `true` or `null` says what is expected.
+ */
 function IsInt64(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isInt64',
-    validator: {
-      validate: (value: unknown) => isInt64(value),
-      defaultMessage: (args) =>
-        args?.value === undefined
-          ? `${args?.property ?? 'value'} is required`
-          : `${args.property} must be an integer from ${INT64_MIN} to ${INT64_MAX} (int64)`,
-    },
-  });
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => (Number.isSafeInteger(value) ? BigInt(value as number) : value)),
+    ValidateBy({
+      name: 'isInt64',
+      validator: {
+        validate: (value: unknown) => typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX,
+        defaultMessage: (args) =>
+          args?.value === undefined ? `${args?.property ?? 'value'} is required` : int64Expected(args.property),
+      },
+    }),
+  );
 }
 
 /** Presence is part of the one rule, so a field costs one check; `null` is never absent. */
@@ -51,8 +51,8 @@ const TEXT_RESTRICTION =
   'a create carrying them fails with error 400.';
 
 /**
- * The one declaration of a plant's fields: rules, OpenAPI schema, what `@JsonBody` reads (`Plant`
- * is this less the id). No coercion: `"5"` is not an id; other fields are ignored.
+ * The one declaration of a plant's fields: rules, OpenAPI schema, what a create's body is read
+ * as (`Plant` is this less the id). No coercion: `"5"` is not an id; other fields are ignored.
  */
 @ApiSchema({ name: 'NewPlant', description: 'A plant to create: every field of Plant, plus its id.' })
 export class NewPlant {

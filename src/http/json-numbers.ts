@@ -2,7 +2,10 @@
 
 const ZERO = 0x30;
 
-/** Integers (`5`, `-0`, `5.0`, `5e2`) exactly as a bigint; the exponent is bounded before any arithmetic. */
+/**
+ * Integers (`5`, `-0`, `5.0`, `5e2`) exactly as a bigint; the exponent is bounded before any
+ * arithmetic. A fraction is a number, or NaN where the nearest number is an integer: it is none.
+ */
 export function parseJsonNumber(text: string): bigint | number {
   const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
   if (!match) return Number(text);
@@ -14,8 +17,8 @@ export function parseJsonNumber(text: string): bigint | number {
   while (end > start && all.charCodeAt(end - 1) === ZERO) end--;
   if (start === end) return 0n;
   const exponent = Number(exponentText) - fraction.length + (all.length - end);
-  // Not an integer, or past int64's 19 digits whatever the sign.
-  if (exponent < 0 || end - start + exponent > 20) return Number(text);
+  if (exponent < 0) return Number.isInteger(Number(text)) ? NaN : Number(text);
+  if (end - start + exponent > 20) return Number(text); // past int64's 19 digits, whatever the sign
   const magnitude = BigInt(all.slice(start, end)) * 10n ** BigInt(exponent);
   return sign === '-' ? -magnitude : magnitude;
 }

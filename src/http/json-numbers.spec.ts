@@ -20,14 +20,16 @@ describe('parseJsonNumber', () => {
   it.each([
     ['1.5', 1.5],
     ['1e-3', 0.001],
+    ['1.0000000000000001', NaN], // no integer, though the nearest number is one
+    ['1e-400', NaN],
     ['1e400', Infinity],
     ['123456789012345678901', Number('123456789012345678901')],
-  ])('leaves the non-int64 %s a number', (text, expected) => {
+  ])('leaves the non-int64 %s a number (NaN where it would pass for an integer)', (text, expected) => {
     expect(parseJsonNumber(text)).toBe(expected);
   });
 
   it('does no work for absurd exponents', () => {
     expect(parseJsonNumber('1e999999999999')).toBe(Infinity);
-    expect(parseJsonNumber('1e-999999999999')).toBe(0);
+    expect(parseJsonNumber('1e-999999999999')).toBeNaN();
   });
 });
