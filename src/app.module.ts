@@ -6,18 +6,19 @@ import { APP_CONFIG, type AppConfig, configModule } from './config/configuration
 import { DatabaseModule } from './database/database.module';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
+import { ErrorResponses } from './http/error-response';
 import { ClientLimits } from './http/http-server';
 import { JsonBodyInterceptor } from './http/json-body';
 import { StrictValidationPipe } from './http/strict-validation.pipe';
 import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';
-import { Metrics } from './observability/metrics';
+import { Metrics, metricsFor } from './observability/metrics';
 import { PlantsModule } from './plants/plants.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /** The whole service, built by DI from the configuration; every global registered here, as tests get it. */
-@Global() // the logger, the metrics and the open requests: one each per process, for every feature
+@Global() // the logger, the metrics, the open requests and their answers: one each per application, for every feature
 @Module({
   imports: [configModule, DatabaseModule, AuthModule, RateLimitModule, PlantsModule, HealthModule],
   providers: [
@@ -26,13 +27,10 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => createRootLogger(config.logLevel, undefined, config.logFormat),
     },
-    {
-      provide: Metrics,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => (config.metrics === undefined ? null : new Metrics()),
-    },
+    { provide: Metrics, inject: [APP_CONFIG], useFactory: metricsFor },
     ClientLimits,
     OpenRequests,
+    ErrorResponses,
     RequestGate,
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
     // Deny by default. Global guards run in the order they are provided, and this module's
@@ -42,6 +40,6 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
     { provide: APP_PIPE, useClass: StrictValidationPipe },
   ],
-  exports: [ROOT_LOGGER, Metrics, OpenRequests],
+  exports: [ROOT_LOGGER, Metrics, OpenRequests, ErrorResponses],
 })
 export class AppModule {}

@@ -5,6 +5,7 @@ import express from 'express';
 import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from './config/configuration';
+import { ErrorResponses } from './http/error-response';
 import { ClientLimits, createHttpServer } from './http/http-server';
 import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
@@ -13,12 +14,18 @@ import { Metrics } from './observability/metrics';
 import { setupOpenApi } from './openapi/openapi';
 
 /** Nest's start-up narration: for debugging only. Its "started" comes before the listen, which may fail. */
-const NEST_CHATTER = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const NEST_CHATTER: readonly string[] = [
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+];
 
 class ServiceNestLogger extends NestPinoLogger {
   override log(message: unknown, ...optionalParams: unknown[]): void {
     const context = optionalParams.at(-1);
-    if (typeof context === 'string' && NEST_CHATTER.has(context)) super.debug(message, ...optionalParams);
+    if (typeof context === 'string' && NEST_CHATTER.includes(context)) super.debug(message, ...optionalParams);
     else super.log(message, ...optionalParams);
   }
 }
@@ -58,8 +65,9 @@ export async function createApp(make: MakeApp): Promise<{ app: NestExpressApplic
     app.use(app.get(RequestGate).use);
     setupOpenApi(app);
     await app.init();
-    const log = { logger, metrics: app.get<Metrics, Metrics | null>(Metrics), maxInFlight: config.maxInFlight };
-    return { app, server: createHttpServer(instance, app.get(OpenRequests), log, app.get(ClientLimits)) };
+    const log = { logger, metrics: app.get(Metrics), maxInFlight: config.maxInFlight };
+    const http = { requests: app.get(OpenRequests), errors: app.get(ErrorResponses) };
+    return { app, server: createHttpServer(instance, http, log, app.get(ClientLimits)) };
   } catch (error) {
     await app.close().catch(() => undefined);
     throw error;

@@ -104,7 +104,7 @@ async function bootstrap(): Promise<void> {
     await app.close().catch(() => undefined);
     exitAfterLogs(logger, 1);
   };
-  const registry = app.get<Metrics, Metrics | null>(Metrics)?.registry;
+  const registry = app.get(Metrics).registry;
   if (registry !== undefined && !(await startMetrics(config, registry, logger))) return fail();
   const close = async (): Promise<void> => {
     await app.close();

@@ -284,7 +284,7 @@ describe('429', () => {
         expect(refused.body.message).toContain('RATE_LIMIT');
         expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         expect(await limited.storedPlant('4')).toBeUndefined();
-        expect(await limited.app.get(Metrics).registry.metrics()).toMatch(/^plant_store_rate_limited_total 1$/m);
+        expect(await limited.app.get(Metrics).registry!.metrics()).toMatch(/^plant_store_rate_limited_total 1$/m);
         const other = await limited.tokens.create('rate-other');
         expect((await create(other, 5)).status).toBe(200);
         // The limit counts tokens: without one the bearer guard answers first, and public

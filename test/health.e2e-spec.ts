@@ -27,7 +27,7 @@ describe('GET /health', () => {
 
   it('answers 503 while a store outage is in progress, though the store still answers a ping; so do readiness and the metrics', async () => {
     const outage = t.app.get(StoreOutage);
-    const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry.metrics())?.[1];
+    const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry!.metrics())?.[1];
     expect(await storeUp()).toBe('1');
     outage.failed(new StoreUnavailableError('SQLITE_FULL'));
     try {

@@ -1,3 +1,4 @@
+import { Metrics } from '../src/observability/metrics';
 import { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../src/config/configuration';
 import { openStore, storeOf } from '../src/database/open-store';
@@ -7,7 +8,7 @@ import { freshDatabase, testStoreKind, type TestDatabase } from './support/datab
 import { ENTITIES } from '../src/entities';
 
 const plantsOn = (dataSource: DataSource): PlantsService =>
-  new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), null);
+  new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics());
 
 /**
  * The plants service on the store that `npm test` (SQLite) or `npm run test:postgres` (PostgreSQL)

@@ -85,7 +85,7 @@ const hasRedis = spawnSync('redis-server', ['--version']).error === undefined;
     for (let i = 0; i < 4; i++) expect((await create(i % 2 === 0 ? a : b)).status).toBe(200);
     // Said once by each instance (Nest's logger writes both apps' lines to one of the logs), and counted.
     expect(logs.flatMap(warnings)).toHaveLength(2);
-    const scrape = await a.app.get(Metrics).registry.metrics();
+    const scrape = await a.app.get(Metrics).registry!.metrics();
     expect(Number(/^plant_store_rate_limit_store_errors_total (\d+)/m.exec(scrape)?.[1])).toBeGreaterThanOrEqual(2);
 
     redis = await startRedis(port);

@@ -80,7 +80,7 @@ describe('a store that answers but cannot take creates', () => {
   });
 
   it('after an outage met by creates, back with no create sent, and so is plant_store_store_up', async () => {
-    const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry.metrics())?.[1];
+    const storeUp = async () => /^plant_store_store_up (\d)$/m.exec(await t.app.get(Metrics).registry!.metrics())?.[1];
     await alterStore(t.databaseUrl, 'ALTER TABLE "plant" RENAME TO "plant_away"');
     for (let i = 0; i < 3; i++) expect((await create(t.server, t.token, id++)).body).toMatchObject({ error: 503 });
     expect(await storeUp()).toBe('0');

@@ -6,6 +6,7 @@ import { SQLITE } from '../database/sqlite/sqlite-kind';
 import { Store } from '../database/store';
 import { StoreOutage } from '../database/store-outage';
 import { ENTITIES } from '../entities';
+import { Metrics } from '../observability/metrics';
 import { ApiTokenEntity } from './api-token.entity';
 import { BearerStrategy } from './bearer-auth';
 import { TokensService } from './tokens.service';
@@ -20,7 +21,7 @@ describe('BearerStrategy, one turn of the event loop', () => {
     dataSource = await openStore(parseDatabaseUrl('sqlite::memory:'), ENTITIES);
     store = storeOf(dataSource);
     tokens = new TokensService(dataSource.getRepository(ApiTokenEntity), store);
-    strategy = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), store, null);
+    strategy = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), store, new Metrics());
   });
   beforeEach(async () => {
     await nextTurn(); // the tokens a test made are not read
@@ -51,7 +52,7 @@ describe('BearerStrategy, one turn of the event loop', () => {
 
   it("reads a turn's tokens in one read where a read costs a transaction (as on PostgreSQL)", async () => {
     const transactional = new Store({ ...SQLITE, readsInTransaction: true }, new StoreOutage());
-    const gathered = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), transactional, null);
+    const gathered = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), transactional, new Metrics());
     const secrets = await Promise.all(['d', 'e', 'f'].map((name) => tokens.create(name)));
     await nextTurn();
     const spy = jest.spyOn(transactional, 'read');

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard, PassportStrategy } from '@nestjs/passport';
 import { InjectRepository } from '@nestjs/typeorm';
@@ -51,7 +51,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   constructor(
     @InjectRepository(ApiTokenEntity) tokens: Repository<ApiTokenEntity>,
     store: Store,
-    @Inject(Metrics) private readonly metrics: Metrics | null,
+    private readonly metrics: Metrics,
   ) {
     super();
     const read = (hashes: string[]): Promise<TokenRecord[]> =>
@@ -77,21 +77,21 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
 
   async validate(token: string): Promise<AuthenticatedClient | false> {
     if (!TOKEN_PATTERN.test(token)) {
-      this.metrics?.tokenLookedUp('invalid');
+      this.metrics.tokenLookedUp('invalid');
       return false;
     }
     let record: TokenRecord | undefined;
     try {
       record = await this.lookUp(token);
     } catch (error) {
-      this.metrics?.tokenLookedUp('unavailable');
+      this.metrics.tokenLookedUp('unavailable');
       throw error;
     }
     if (record === undefined || record.revokedAt !== null) {
-      this.metrics?.tokenLookedUp('invalid');
+      this.metrics.tokenLookedUp('invalid');
       return false;
     }
-    this.metrics?.tokenLookedUp('valid');
+    this.metrics.tokenLookedUp('valid');
     return { tokenName: record.name };
   }
 

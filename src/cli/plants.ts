@@ -1,4 +1,5 @@
 /** `npm run plants -- export | import FILE`: plants as JSON lines, ids exact, page by page with back-pressure. */
+import { Metrics } from '../observability/metrics';
 import '../node-version';
 import 'reflect-metadata';
 import { once } from 'node:events';
@@ -110,7 +111,7 @@ async function main(args: readonly string[]): Promise<void> {
   const { database } = commandConfig();
   const dataSource = await openStore(database, ENTITIES);
   try {
-    const plants = new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), null);
+    const plants = new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics());
     if (importing) {
       if (!(await importPlants(plants, file === '-' ? process.stdin : createReadStream(file)))) process.exitCode = 1;
       return;

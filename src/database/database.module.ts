@@ -69,7 +69,7 @@ function openServerStore(options: DataSourceOptions): Promise<DataSource> {
     {
       provide: StoreOutage,
       inject: [Metrics],
-      useFactory: (metrics: Metrics | null) => new StoreOutage(new Logger('Store'), metrics),
+      useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
     },
     {
       provide: StoreCheck,

@@ -1,6 +1,6 @@
 import { Injectable, type Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { StoreUnavailableError } from '../errors/api-error';
-import type { Metrics } from '../observability/metrics';
+import { Metrics } from '../observability/metrics';
 
 export type OutageLog = Pick<Logger, 'error' | 'log'>;
 
@@ -12,7 +12,7 @@ export class StoreOutage {
 
   constructor(
     private readonly logger?: OutageLog,
-    private readonly metrics: Pick<Metrics, 'storeAvailable' | 'committed'> | null = null,
+    private readonly metrics: Pick<Metrics, 'storeAvailable' | 'committed'> = new Metrics(),
   ) {}
 
   get active(): boolean {
@@ -47,14 +47,14 @@ export class StoreOutage {
   failed(error: StoreUnavailableError, epoch = this.epoch): void {
     if (this.since !== undefined || epoch < this.recoveries) return;
     this.since = Date.now();
-    this.metrics?.storeAvailable(false);
+    this.metrics.storeAvailable(false);
     const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : undefined;
     this.logger?.error({ msg: `store outage started: ${error.message}`, cause });
     for (const listener of this.listeners) listener();
   }
 
   committed(size: number, seconds: number): void {
-    this.metrics?.committed(size, seconds);
+    this.metrics.committed(size, seconds);
     if (this.since !== undefined) this.recovered();
   }
 
@@ -63,7 +63,7 @@ export class StoreOutage {
     const durationMs = Date.now() - this.since;
     this.since = undefined;
     this.recoveries++;
-    this.metrics?.storeAvailable(true);
+    this.metrics.storeAvailable(true);
     this.logger?.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });
   }
 }

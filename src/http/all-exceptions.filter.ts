@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { recordFailure } from '../observability/tracing';
 import { ApiError, StoreUnavailableError } from '../errors/api-error';
 import { type ErrorBody, ErrorCode, isErrorCode, NOT_FOUND } from '../errors/error-codes';
-import { type ErrorHeaders, writeError } from './error-response';
+import { ErrorResponses, type ErrorHeaders } from './error-response';
 
 interface Failure {
   body: ErrorBody;
@@ -56,6 +56,8 @@ export function describeFailure(exception: unknown, request: Pick<Request, 'rout
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Failure');
 
+  constructor(private readonly errors: ErrorResponses) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
@@ -69,6 +71,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
     }
     if (failure.body.error >= 500) recordFailure(exception);
-    writeError(request, response, failure.body, failure.headers);
+    this.errors.write(request, response, failure.body, failure.headers);
   }
 }

@@ -6,8 +6,8 @@ import type { AddressInfo, ListenOptions, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
-import { closeLingering, closingSockets, writeError, writeRawError } from './error-response';
 import { type Metrics, UNMATCHED_ROUTE } from '../observability/metrics';
+import type { ErrorResponses } from './error-response';
 import type { OpenRequests } from './open-requests';
 
 /** What one client may take, held by Node's server and the gate; a test provides its own. */
@@ -36,8 +36,8 @@ function refusalOf(code: string | undefined, { headersMs, requestMs, idleMs }: C
  */
 export function createHttpServer(
   app: RequestListener,
-  requests: OpenRequests,
-  log: { logger: Logger; metrics: Metrics | null; maxInFlight: number },
+  { requests, errors }: { requests: OpenRequests; errors: ErrorResponses },
+  log: { logger: Logger; metrics: Metrics; maxInFlight: number },
   limits: ClientLimits,
 ): Server {
   const server = createServer(
@@ -72,19 +72,21 @@ export function createHttpServer(
       if (!socket.writable) return void socket.destroy();
       const requestId = randomUUID();
       log.logger.info({ requestId, res: { status: 400 }, error: body.error, ...detail }, 'request refused unread');
-      log.metrics?.answered({ method: undefined, route: UNMATCHED_ROUTE, status: 400, error: body.error });
-      writeRawError(socket, body, requestId, headers);
+      log.metrics.answered({ method: undefined, route: UNMATCHED_ROUTE, status: 400, error: body.error });
+      errors.writeRaw(socket, body, requestId, headers);
     });
   };
+  /** The answer to the request on `socket` still arriving (its body incomplete), if one is. */
+  const readingResponse = (socket: Duplex) => [...requests.openOn(socket)].find((response) => !response.req.complete);
   /** The request still arriving on `socket` gets `body` as its answer, in its turn; else the bytes that never became one. */
   const answerBroken = (socket: Duplex, body: ErrorBody, detail: object): void => {
-    const reading = requests.readingResponse(socket);
+    const reading = readingResponse(socket);
     if (reading === undefined) return refuse(socket, body, detail);
-    if (reading.headersSent) return requests.refuseAfterAnswers(socket, () => closeLingering(socket));
-    writeError(reading.req, reading, body);
+    if (reading.headersSent) return requests.refuseAfterAnswers(socket, () => errors.closeLingering(socket));
+    errors.write(reading.req, reading, body);
   };
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'HPE_CLOSED_CONNECTION' || closingSockets.has(socket)) return;
+    if (error.code === 'HPE_CLOSED_CONNECTION' || requests.isClosing(socket)) return;
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     answerBroken(socket, refusalOf(error.code, limits), { parserError: error.code ?? 'unknown' });
   });
@@ -96,8 +98,9 @@ export function createHttpServer(
   server.on('upgrade', refuseMethod); // Node without shouldUpgradeCallback (before 22.21)
   // A whole request keeps its connection, the deadline (which fires once) set again; one still arriving is answered.
   server.on('timeout', (socket: Socket) => {
-    if (requests.awaitingAnswer(socket)) return void socket.setTimeout(limits.idleMs);
-    if (requests.readingResponse(socket) === undefined || closingSockets.has(socket)) return void socket.destroy();
+    const awaitingAnswer = [...requests.openOn(socket)].some((open) => open.req.complete && !open.headersSent);
+    if (awaitingAnswer) return void socket.setTimeout(limits.idleMs);
+    if (readingResponse(socket) === undefined || requests.isClosing(socket)) return void socket.destroy();
     socket.setTimeout(limits.idleMs); // the answer must move too, or the connection goes
     answerBroken(socket, refusalOf('ERR_HTTP_REQUEST_TIMEOUT', limits), { timedOut: true });
   });

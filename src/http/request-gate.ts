@@ -4,18 +4,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { type ErrorBody, ErrorCode } from '../errors/error-codes';
-import { closingSockets, failureCodes, writeError, writeUnavailable } from './error-response';
-import type { Logger } from 'pino';
-import { isDocs, observeRequest, ROOT_LOGGER, type RequestObserver } from '../observability/logger';
-import { Metrics } from '../observability/metrics';
 import { startRequestSpan, withSpan } from '../observability/tracing';
+import { ErrorResponses } from './error-response';
 import { ClientLimits } from './http-server';
-import { OpenRequests } from './open-requests';
+import { isDocs, OpenRequests } from './open-requests';
 
 /** The health probes' paths: never shed, answered while draining. */
 export const PROBE_PATHS = { health: '/health', live: '/health/live', ready: '/health/ready' } as const;
-const PROBES = new Set<string>(Object.values(PROBE_PATHS));
-const isProbe = (request: IncomingMessage): boolean => request.method === 'GET' && PROBES.has(request.url ?? '');
+const PROBES: readonly string[] = Object.values(PROBE_PATHS);
+const isProbe = (request: IncomingMessage): boolean => request.method === 'GET' && PROBES.includes(request.url ?? '');
 
 /** Headers a request may carry once (RFC 9110 §5.3): a proxy may read another copy. */
 const SINGLE_HEADERS = ['host', 'authorization', 'content-type', 'content-length'];
@@ -46,40 +43,28 @@ function framingRefusal(request: IncomingMessage): ErrorBody | undefined {
 }
 
 /**
- * What llhttp does not refuse, the drain and MAX_IN_FLIGHT, before the body is read. It records
- * each connection's open requests (OpenRequests), so that a refusal of later bytes waits for their answers.
+ * What llhttp does not refuse, the drain and MAX_IN_FLIGHT, before the body is read. Each request
+ * is opened in OpenRequests, so that a refusal of later bytes on its connection waits for its answer.
  */
 @Injectable()
 export class RequestGate {
   private readonly served = new WeakMap<Duplex, number>();
-  private readonly observer: RequestObserver;
 
   constructor(
-    @Inject(Metrics) metrics: Metrics | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(ROOT_LOGGER) logger: Logger,
     private readonly limits: ClientLimits,
     private readonly requests: OpenRequests,
-  ) {
-    const errorOf = (response: ServerResponse): number | undefined => failureCodes.get(response);
-    const trustProxy = config.trustProxy !== false;
-    this.observer = { logger: logger.isLevelEnabled('info') ? logger : undefined, metrics, trustProxy, errorOf };
-  }
+    private readonly errors: ErrorResponses,
+  ) {}
 
   readonly use = (request: Request, response: ServerResponse, next: () => void): void => {
     const socket = request.socket;
     // Arrived after an answer that closes the connection: never run, and nothing more read.
-    if (closingSockets.has(socket) || this.pastLastAnswer(request)) return void socket.pause();
-    this.requests.all.add(response);
-    this.openOnSocket(socket).add(response);
+    if (this.requests.isClosing(socket) || this.pastLastAnswer(request)) return void socket.pause();
     // Probes (tens a minute) and Swagger UI's files are not traced.
     const traced = this.config.tracing !== undefined && !isProbe(request) && !isDocs(request);
     const span = traced ? startRequestSpan(request) : undefined;
-    const answered = observeRequest(request, response, this.observer, span);
-    response.on('close', () => {
-      this.closed(socket, response);
-      answered();
-    });
+    this.requests.open(request, response, span);
     if (!this.admitted(request, response)) return;
     if (span === undefined) next();
     else withSpan(span, next);
@@ -90,12 +75,12 @@ export class RequestGate {
     if (refusal !== undefined) {
       // Where this request ends is in doubt: nothing after it on the connection is read.
       response.setHeader('Connection', 'close');
-      writeError(request, response, refusal);
+      this.errors.write(request, response, refusal);
       return false;
     }
     const expect = request.httpVersionMinor === 1 ? request.headers.expect : undefined; // RFC 9110 §10.1.1
     if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
-      writeError(request, response, {
+      this.errors.write(request, response, {
         error: ErrorCode.ExpectationFailed,
         message: 'Unsupported Expect header: only 100-continue is understood',
       });
@@ -105,38 +90,28 @@ export class RequestGate {
     if (draining) response.setHeader('Connection', 'close');
     if (isProbe(request)) return true;
     if (draining) {
-      writeUnavailable(request, response, 'The server is shutting down; try again');
+      this.errors.unavailable(request, response, 'The server is shutting down; try again');
       return false;
     }
     // The last request says close; one pipelined past it, before that answer began, is refused and closes instead.
     const served = this.served.get(request.socket) ?? 0;
     if (served === this.limits.requests) response.setHeader('Connection', 'close');
     if (served > this.limits.requests) {
-      for (const open of this.openOnSocket(request.socket)) if (!open.headersSent) open.removeHeader('Connection');
+      for (const open of this.requests.openOn(request.socket)) if (!open.headersSent) open.removeHeader('Connection');
       const body = { error: ErrorCode.ServiceUnavailable, message: 'This connection has served all its requests' };
-      writeError(request, response, body, { 'Retry-After': '0', Connection: 'close' });
+      this.errors.write(request, response, body, { 'Retry-After': '0', Connection: 'close' });
       return false;
     }
-    if (this.requests.all.size > this.config.maxInFlight) {
-      writeUnavailable(request, response, 'The server is at capacity; try again shortly');
+    if (this.requests.size > this.config.maxInFlight) {
+      this.errors.unavailable(request, response, 'The server is at capacity; try again shortly');
       return false;
     }
     // What follows a request asking to upgrade is the server's to decide: here, nothing.
     if (request.headers.upgrade !== undefined) {
       response.setHeader('Connection', 'close');
-      closingSockets.add(request.socket);
+      this.requests.closing(request.socket);
     }
     return true;
-  }
-
-  private closed(socket: Duplex, response: ServerResponse): void {
-    this.requests.all.delete(response);
-    const left = this.openOnSocket(socket);
-    left.delete(response);
-    if (left.size > 0) return;
-    const refusal = this.requests.refusals.get(socket);
-    this.requests.refusals.delete(socket);
-    refusal?.();
   }
 
   /** Counts the connection's requests, probes aside: true for one past the last once that answer has begun. */
@@ -144,12 +119,6 @@ export class RequestGate {
     if (isProbe(request)) return false;
     const served = (this.served.get(request.socket) ?? 0) + 1;
     this.served.set(request.socket, served);
-    return served > this.limits.requests && [...this.openOnSocket(request.socket)].every((o) => o.headersSent);
-  }
-
-  private openOnSocket(socket: Duplex): Set<ServerResponse> {
-    let open = this.requests.on.get(socket);
-    if (open === undefined) this.requests.on.set(socket, (open = new Set()));
-    return open;
+    return served > this.limits.requests && [...this.requests.openOn(request.socket)].every((o) => o.headersSent);
   }
 }

@@ -97,39 +97,60 @@ function instruments(registry: Registry) {
   };
 }
 
-/** Counting into a registry of its own; provided only while METRICS_PORT is set (null otherwise, so nothing counts). */
+export type CreateOutcome = 'created' | 'replayed' | 'conflict';
+
+/**
+ * What the service counts, always injectable: this one, provided while METRICS_PORT is unset,
+ * counts nothing; `PrometheusMetrics` counts into the registry `/metrics` serves.
+ */
 export class Metrics {
-  readonly registry = new Registry();
+  /** What `/metrics` serves: nothing while METRICS_PORT is unset. */
+  readonly registry: Registry | undefined = undefined;
+  answered(_request: AnsweredRequest): void {}
+  created(_outcome: CreateOutcome): void {}
+  committed(_batchSize: number, _seconds: number): void {}
+  storeAvailable(_up: boolean): void {}
+  tokenLookedUp(_result: 'valid' | 'invalid' | 'unavailable'): void {}
+  rateLimitRefused(): void {}
+  rateLimitStoreFailed(): void {}
+}
+
+export class PrometheusMetrics extends Metrics {
+  override readonly registry = new Registry();
   private readonly meters = instruments(this.registry);
 
-  answered({ method, route, status, error, durationMs = 0 }: AnsweredRequest): void {
+  override answered({ method, route, status, error, durationMs = 0 }: AnsweredRequest): void {
     this.meters.requests
       .labels(method ?? '_OTHER', route, String(status), error === undefined ? '' : String(error))
       .observe(durationMs / 1000);
   }
 
-  created(outcome: 'created' | 'replayed' | 'conflict'): void {
+  override created(outcome: CreateOutcome): void {
     this.meters.creates.labels(outcome).inc();
   }
 
-  committed(batchSize: number, seconds: number): void {
+  override committed(batchSize: number, seconds: number): void {
     this.meters.batchSize.observe(batchSize);
     this.meters.commitDuration.observe(seconds);
   }
 
-  storeAvailable(up: boolean): void {
+  override storeAvailable(up: boolean): void {
     this.meters.storeUp.set(up ? 1 : 0);
   }
 
-  tokenLookedUp(result: 'valid' | 'invalid' | 'unavailable'): void {
+  override tokenLookedUp(result: 'valid' | 'invalid' | 'unavailable'): void {
     this.meters.tokenLookups.labels(result).inc();
   }
 
-  rateLimitRefused(): void {
+  override rateLimitRefused(): void {
     this.meters.rateLimited.inc();
   }
 
-  rateLimitStoreFailed(): void {
+  override rateLimitStoreFailed(): void {
     this.meters.rateLimitStoreErrors.inc();
   }
 }
+
+/** The provider: counting only where something reads the counts. */
+export const metricsFor = ({ metrics }: { metrics?: unknown }): Metrics =>
+  metrics === undefined ? new Metrics() : new PrometheusMetrics();

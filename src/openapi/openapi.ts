@@ -4,7 +4,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import helmet from 'helmet';
 import { DEFAULTS } from '../config/configuration';
 import { ERROR_CODES, NOT_FOUND } from '../errors/error-codes';
-import { writeError } from '../http/error-response';
+import { ErrorResponses } from '../http/error-response';
 import { NewPlant, Plant } from '../plants/dto/plant.dto';
 
 export const DOCS_PATH = 'docs';
@@ -60,6 +60,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
 /** The pages get helmet's headers; the token typed into *Authorize* stays in the page's memory. */
 export function setupOpenApi(app: INestApplication): OpenAPIObject {
   const document = createOpenApiDocument(app);
+  const errors = app.get(ErrorResponses);
   const headers = helmet({
     contentSecurityPolicy: {
       directives: { 'img-src': ["'self'", 'data:'], 'connect-src': ["'self'"], 'upgrade-insecure-requests': null },
@@ -70,7 +71,7 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
   app.use(`/${DOCS_PATH}`, (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => {
     // Mounted on /docs, so the URL here is what follows it: "/" or "/swagger-ui.css".
     if (!DOCS_FILES.test((request.url ?? '/').split('?')[0])) {
-      writeError(request, response, NOT_FOUND);
+      errors.write(request, response, NOT_FOUND);
       return;
     }
     headers(request, response, next);

@@ -54,7 +54,7 @@ describe('PlantsService', () => {
 
   it('counts each outcome', async () => {
     const count = async (outcome: string): Promise<number> => {
-      const text = await testing().module.get(Metrics).registry.metrics();
+      const text = await testing().module.get(Metrics).registry!.metrics();
       return Number(
         new RegExp(`^plant_store_creates_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0,
       );

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository, SelectQueryBuilder } from 'typeorm';
 import type { GroupCommit } from '../database/group-commit';
@@ -72,7 +72,7 @@ export class PlantsService {
   constructor(
     @InjectRepository(PlantEntity) private readonly plants: Repository<PlantEntity>,
     private readonly store: Store,
-    @Inject(Metrics) private readonly metrics: Metrics | null,
+    private readonly metrics: Metrics,
   ) {
     this.batches = store.groupCommit((batch) => this.write(batch), MAX_BATCH_SIZE);
   }
@@ -81,7 +81,7 @@ export class PlantsService {
   async create(plant: NewPlant): Promise<Plant> {
     const row = plantRow(plant);
     const outcome = await this.storeRow(row);
-    this.metrics?.created(outcome);
+    this.metrics.created(outcome);
     if (outcome === 'conflict') throw new ApiError(ErrorCode.Conflict, `A different plant already has id ${row.id}`);
     return toPlant(row);
   }

@@ -13,7 +13,7 @@ import { RedisThrottlerStorage } from './redis-throttler.storage';
 @Injectable()
 export class TokenThrottlerGuard extends ThrottlerGuard {
   // Properties, so that the constructor stays ThrottlerGuard's own.
-  @Inject(Metrics) private readonly metrics!: Metrics | null;
+  @Inject(Metrics) private readonly metrics!: Metrics;
   @Inject(APP_CONFIG) private readonly config!: AppConfig;
 
   protected override getTracker(request: Record<string, unknown>): Promise<string> {
@@ -21,7 +21,7 @@ export class TokenThrottlerGuard extends ThrottlerGuard {
   }
 
   protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    this.metrics?.rateLimitRefused();
+    this.metrics.rateLimitRefused();
     const retryAfter = Math.max(1, Math.ceil(detail.timeToBlockExpire));
     const where =
       this.config.rateLimit?.counts === 'instance' ? 'on this instance' : 'across every instance sharing its count';
@@ -39,7 +39,7 @@ export class TokenThrottlerGuard extends ThrottlerGuard {
     {
       provide: RedisThrottlerStorage,
       inject: [APP_CONFIG, Metrics],
-      useFactory: ({ rateLimit }: AppConfig, metrics: Metrics | null) =>
+      useFactory: ({ rateLimit }: AppConfig, metrics: Metrics) =>
         typeof rateLimit?.counts === 'object' ? new RedisThrottlerStorage(rateLimit.counts.redisUrl, metrics) : null,
     },
   ],

@@ -28,7 +28,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
 
   constructor(
     url: string,
-    private readonly metrics: Metrics | null,
+    private readonly metrics: Metrics,
   ) {
     this.redis = new Redis(url, {
       enableOfflineQueue: false, // fail at once while disconnected; ioredis reconnects meanwhile
@@ -64,7 +64,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnModuleInit, On
       const isBlocked = hits > limit;
       return { totalHits: hits, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
     } catch (error) {
-      this.metrics?.rateLimitStoreFailed();
+      this.metrics.rateLimitStoreFailed();
       if (!this.failing) {
         this.failing = true;
         this.logger.warn(

@@ -5,7 +5,7 @@ import { getRepositoryToken } from '@nestjs/typeorm';
 import { openStore, storeOf } from '../../src/database/open-store';
 import { Store } from '../../src/database/store';
 import { ENTITIES } from '../../src/entities';
-import { Metrics } from '../../src/observability/metrics';
+import { Metrics, PrometheusMetrics } from '../../src/observability/metrics';
 import { PlantEntity } from '../../src/plants/plant.entity';
 import { PlantsController } from '../../src/plants/plants.controller';
 import { PlantsService } from '../../src/plants/plants.service';
@@ -31,7 +31,7 @@ export async function plantsTestingModule(): Promise<PlantsTesting> {
         PlantsService,
         { provide: getRepositoryToken(PlantEntity), useValue: dataSource.getRepository(PlantEntity) },
         { provide: Store, useValue: storeOf(dataSource) },
-        { provide: Metrics, useValue: new Metrics() },
+        { provide: Metrics, useValue: new PrometheusMetrics() },
       ],
     }).compile();
     const opened = dataSource;
