@@ -4,6 +4,7 @@ import { AuthModule } from './auth/auth.module';
 import { BearerAuthGuard } from './auth/bearer-auth';
 import { APP_CONFIG, type AppConfig, configModule } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
+import { ENTITIES } from './entities';
 import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { ErrorResponses } from './http/error-response';
@@ -13,21 +14,28 @@ import { StrictValidationPipe } from './http/strict-validation.pipe';
 import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';
-import { Metrics, metricsFor } from './observability/metrics';
+import { MetricsModule } from './observability/metrics.module';
 import { PlantsModule } from './plants/plants.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /** The whole service, built by DI from the configuration; every global registered here, as tests get it. */
-@Global() // the logger, the metrics, the open requests and their answers: one each per application, for every feature
+@Global() // the logger, the open requests and their answers: one each per application, for every feature
 @Module({
-  imports: [configModule, DatabaseModule, AuthModule, RateLimitModule, PlantsModule, HealthModule],
+  imports: [
+    configModule,
+    MetricsModule,
+    DatabaseModule.forRoot({ client: 'server', entities: ENTITIES }),
+    AuthModule,
+    RateLimitModule,
+    PlantsModule,
+    HealthModule,
+  ],
   providers: [
     {
       provide: ROOT_LOGGER,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => createRootLogger(config.logLevel, undefined, config.logFormat),
     },
-    { provide: Metrics, inject: [APP_CONFIG], useFactory: metricsFor },
     ClientLimits,
     OpenRequests,
     ErrorResponses,
@@ -40,6 +48,6 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
     { provide: APP_PIPE, useClass: StrictValidationPipe },
   ],
-  exports: [ROOT_LOGGER, Metrics, OpenRequests, ErrorResponses],
+  exports: [ROOT_LOGGER, OpenRequests, ErrorResponses],
 })
 export class AppModule {}

@@ -38,7 +38,7 @@ describe('GET /health', () => {
       expect((await request(t.server).get('/health/live')).status).toBe(200);
       expect(await storeUp()).toBe('0');
     } finally {
-      outage.committed(1, 0);
+      outage.recovered();
     }
     expect((await request(t.server).get('/health')).status).toBe(200);
     expect((await request(t.server).get('/health/ready')).status).toBe(200);

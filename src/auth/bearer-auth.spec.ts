@@ -1,12 +1,12 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { parseDatabaseUrl } from '../config/configuration';
-import { openStore, storeOf } from '../database/open-store';
+import { openStore } from '../database/open-store';
 import { SQLITE } from '../database/sqlite/sqlite-kind';
 import { Store } from '../database/store';
 import { StoreOutage } from '../database/store-outage';
 import { ENTITIES } from '../entities';
-import { Metrics } from '../observability/metrics';
+import { noMetrics } from '../observability/metrics';
 import { ApiTokenEntity } from './api-token.entity';
 import { BearerStrategy } from './bearer-auth';
 import { TokensService } from './tokens.service';
@@ -19,9 +19,9 @@ describe('BearerStrategy, one turn of the event loop', () => {
   let strategy: BearerStrategy;
   beforeAll(async () => {
     dataSource = await openStore(parseDatabaseUrl('sqlite::memory:'), ENTITIES);
-    store = storeOf(dataSource);
+    store = new Store(SQLITE, dataSource, new StoreOutage(noMetrics()), noMetrics(), {});
     tokens = new TokensService(dataSource.getRepository(ApiTokenEntity), store);
-    strategy = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), store, new Metrics());
+    strategy = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), store, noMetrics());
   });
   beforeEach(async () => {
     await nextTurn(); // the tokens a test made are not read
@@ -42,7 +42,7 @@ describe('BearerStrategy, one turn of the event loop', () => {
   });
 
   it("reads each token of a turn at once on SQLite, where a read is an index probe (PostgreSQL's gather: one transaction)", async () => {
-    expect(store.gathersReads).toBe(false);
+    expect(store.dialect.readsInTransaction).toBe(false);
     const secrets = await Promise.all(['a', 'b', 'c'].map((name) => tokens.create(name)));
     await nextTurn();
     const answers = await Promise.all(secrets.map((secret) => strategy.validate(secret)));
@@ -51,8 +51,9 @@ describe('BearerStrategy, one turn of the event loop', () => {
   });
 
   it("reads a turn's tokens in one read where a read costs a transaction (as on PostgreSQL)", async () => {
-    const transactional = new Store({ ...SQLITE, readsInTransaction: true }, new StoreOutage());
-    const gathered = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), transactional, new Metrics());
+    const outage = new StoreOutage(noMetrics());
+    const transactional = new Store({ ...SQLITE, readsInTransaction: true }, dataSource, outage, noMetrics(), {});
+    const gathered = new BearerStrategy(dataSource.getRepository(ApiTokenEntity), transactional, noMetrics());
     const secrets = await Promise.all(['d', 'e', 'f'].map((name) => tokens.create(name)));
     await nextTurn();
     const spy = jest.spyOn(transactional, 'read');

@@ -11,6 +11,7 @@ import { Store } from '../database/store';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { Metrics } from '../observability/metrics';
+import { traced } from '../observability/tracing';
 import { IS_PUBLIC_KEY } from '../http/public.decorator';
 import { ApiTokenEntity } from './api-token.entity';
 
@@ -55,8 +56,9 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   ) {
     super();
     const read = (hashes: string[]): Promise<TokenRecord[]> =>
-      store.read(tokens, (repository) =>
-        repository
+      store.read((manager) =>
+        manager
+          .withRepository(tokens)
           .createQueryBuilder('token')
           .select('token.tokenHash', 'hash')
           .addSelect('token.name', 'name')
@@ -67,11 +69,12 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     this.thisTurn = new DataLoader(
       async (secrets) => {
         const hashes = secrets.map(hashToken);
-        const rows = await store.span('token lookup', () => read(hashes));
+        const rows = await (store.tracing ? traced('token lookup', () => read(hashes)) : read(hashes));
         const found = new Map(rows.map((row) => [row.hash, row]));
         return hashes.map((hash) => found.get(hash));
       },
-      store.gathersReads ? { batchScheduleFn: (gather) => setImmediate(gather) } : { batch: false },
+      // Where a read costs a transaction (PostgreSQL), a turn's are gathered into one; else each is an index probe.
+      store.dialect.readsInTransaction ? { batchScheduleFn: (gather) => setImmediate(gather) } : { batch: false },
     );
   }
 

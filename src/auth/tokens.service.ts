@@ -25,7 +25,7 @@ export class TokensService {
   ) {}
 
   private inTransaction<T>(work: (tokens: Repository<ApiTokenEntity>) => Promise<T>): Promise<T> {
-    return this.store.transaction(this.tokens, work);
+    return this.store.transaction((manager) => work(manager.withRepository(this.tokens)));
   }
 
   /** Returns the secret; it is shown once and never stored. */

@@ -1,20 +1,19 @@
 /** `npm run plants -- export | import FILE`: plants as JSON lines, ids exact, page by page with back-pressure. */
-import { Metrics } from '../observability/metrics';
 import '../node-version';
 import 'reflect-metadata';
 import { once } from 'node:events';
 import { accessSync, constants, createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { openStore, storeOf } from '../database/open-store';
+import { NestFactory } from '@nestjs/core';
 import { ApiError } from '../errors/api-error';
 import { parseJson } from '../http/json-body';
 import { StrictValidationPipe } from '../http/strict-validation.pipe';
 import { NewPlant } from '../plants/dto/plant.dto';
-import { PLANT_FIELDS, PlantEntity } from '../plants/plant.entity';
-import { type Outcome, plantRow, PlantsService } from '../plants/plants.service';
-import { commandConfig, OperatorError, runCommand, standardOutputClosed, UsageError } from './command';
-import { ENTITIES } from '../entities';
+import { PLANT_FIELDS, type PlantEntity } from '../plants/plant.entity';
+import { type Outcome, PlantsRepository } from '../plants/plants.repository';
+import { OperatorError, runCommand, standardOutputClosed, UsageError } from './command';
+import { CommandModule } from './command.module';
 
 const USAGE = `usage: npm run plants -- export | import FILE | import -
 
@@ -47,7 +46,8 @@ async function plantFromLine(line: string): Promise<PlantEntity | string> {
   }
   if (typeof read !== 'object' || read === null || Array.isArray(read)) return 'not a JSON object';
   try {
-    return plantRow((await validation.transform(read, { type: 'body', metatype: NewPlant })) as NewPlant);
+    const plant = (await validation.transform(read, { type: 'body', metatype: NewPlant })) as NewPlant;
+    return { id: plant.id.toString(), name: plant.name, tag: plant.tag ?? null };
   } catch (error) {
     if (error instanceof ApiError) return error.message;
     throw error;
@@ -57,11 +57,11 @@ async function plantFromLine(line: string): Promise<PlantEntity | string> {
 /** Creates arrive together in chunks of this many: the store commits each chunk in few batches. */
 const IMPORT_CHUNK = 1000;
 
-async function importPlants(plants: PlantsService, input: Readable): Promise<boolean> {
+async function importPlants(plants: PlantsRepository, input: Readable): Promise<boolean> {
   const counts: Record<Outcome | 'invalid', number> = { created: 0, replayed: 0, conflict: 0, invalid: 0 };
   let chunk: { line: number; plant: PlantEntity }[] = [];
   const flush = async (): Promise<void> => {
-    const outcomes = await Promise.all(chunk.map(({ plant }) => plants.storeRow(plant)));
+    const outcomes = await Promise.all(chunk.map(({ plant }) => plants.add(plant)));
     outcomes.forEach((outcome, i) => {
       counts[outcome]++;
       if (outcome === 'conflict') {
@@ -108,19 +108,18 @@ async function main(args: readonly string[]): Promise<void> {
   if (!importing && standardOutputClosed()) {
     throw new OperatorError('standard output is closed: the export would be written nowhere');
   }
-  const { database } = commandConfig();
-  const dataSource = await openStore(database, ENTITIES);
+  const app = await NestFactory.createApplicationContext(CommandModule, { logger: false, abortOnError: false });
   try {
-    const plants = new PlantsService(dataSource.getRepository(PlantEntity), storeOf(dataSource), new Metrics());
+    const plants = app.get(PlantsRepository);
     if (importing) {
       if (!(await importPlants(plants, file === '-' ? process.stdin : createReadStream(file)))) process.exitCode = 1;
       return;
     }
-    for await (const plant of plants.list()) {
+    for await (const plant of plants.all()) {
       if (!process.stdout.write(plantLine(plant))) await once(process.stdout, 'drain');
     }
   } finally {
-    await dataSource.destroy();
+    await app.close();
   }
 }
 

@@ -1,11 +1,19 @@
 /** `node dist/cli/store.js status | migrate | revert [--drop-data] | backup FILE`, from the build: no dev dependencies needed. */
 import '../node-version';
 import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import type { DataSource, QueryRunner } from 'typeorm';
-import type { DatabaseConfig } from '../config/configuration';
-import { migrationStatus, openStore, storeKind } from '../database/open-store';
-import { commandConfig, OperatorError, runCommand, UsageError } from './command';
+import { APP_CONFIG, type AppConfig, configModule, type DatabaseConfig } from '../config/configuration';
+import { StoreKindModule } from '../database/database.module';
+import { migrationStatus, openStore } from '../database/open-store';
+import { STORE_KIND, type StoreKind } from '../database/store-kind';
+import { OperatorError, runCommand, UsageError } from './command';
 import { ENTITIES } from '../entities';
+
+/** The store's kind and the configuration: these commands open the store themselves, each its own way. */
+@Module({ imports: [configModule, StoreKindModule] })
+class StoreCommandModule {}
 
 const USAGE = `usage: node dist/cli/store.js <command>   (or: npm run store -- <command>)
 
@@ -86,11 +94,12 @@ function describeDropped({ table, column, count }: Dropped): string {
 }
 
 async function withStore(
+  kind: StoreKind,
   database: DatabaseConfig,
   work: (dataSource: DataSource) => Promise<void>,
   anyVersion = false,
 ): Promise<void> {
-  const dataSource = await openStore(database, ENTITIES, 'command', { migrate: false, anyVersion });
+  const dataSource = await openStore(database, ENTITIES, 'command', { kind, migrate: false, anyVersion });
   try {
     await work(dataSource);
   } finally {
@@ -104,12 +113,15 @@ async function main(args: readonly string[]): Promise<void> {
   const arity: Record<string, number> = { status: 0, migrate: 0, revert: 0, backup: 1 };
   const dropData = command === 'revert' && rest.length === 1 && rest[0] === DROP_DATA;
   if (command === undefined || arity[command] !== rest.length - (dropData ? 1 : 0)) throw new UsageError(USAGE);
-  const { database } = commandConfig();
-  const kind = storeKind(database);
+  const app = await NestFactory.createApplicationContext(StoreCommandModule, { logger: false, abortOnError: false });
+  const { database } = app.get<AppConfig>(APP_CONFIG);
+  const kind = app.get<StoreKind>(STORE_KIND);
+  await app.close();
   const where = kind.describe(database);
 
   if (command === 'status') {
     await withStore(
+      kind,
       database,
       async (dataSource) => {
         const { applied, pending, unknown } = await migrationStatus(dataSource);
@@ -120,18 +132,18 @@ async function main(args: readonly string[]): Promise<void> {
       true,
     );
   } else if (command === 'migrate') {
-    await withStore(database, async (dataSource) => {
+    await withStore(kind, database, async (dataSource) => {
       const { pending } = await migrationStatus(dataSource);
       await kind.migrate(dataSource, database);
       process.stdout.write(`store: ${where}\napplied now: ${list(pending)}\n`);
     });
   } else if (command === 'backup') {
-    await withStore(database, async (dataSource) => {
+    await withStore(kind, database, async (dataSource) => {
       await kind.backup(dataSource, rest[0]);
       process.stdout.write(`store: ${where}\nbacked up to: ${rest[0]}\n`);
     });
   } else {
-    await withStore(database, async (dataSource) => {
+    await withStore(kind, database, async (dataSource) => {
       let reverted = '';
       let dropped: Dropped[] = [];
       await kind.revert(dataSource, database, async (runner) => {

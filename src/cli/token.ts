@@ -1,11 +1,10 @@
 /** Token commands; pending migrations run first, so they work on a fresh store and beside the server. */
 import '../node-version';
 import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
-import { openStore, storeOf } from '../database/open-store';
-import { ApiTokenEntity } from '../auth/api-token.entity';
 import { commandConfig, OperatorError, runCommand, UsageError } from './command';
-import { ENTITIES } from '../entities';
+import { CommandModule } from './command.module';
 
 const USAGE = `usage: npm run token -- <command>
 
@@ -34,10 +33,10 @@ async function main(args: readonly string[]): Promise<void> {
         '(sqlite:data/plant-store.sqlite) or on PostgreSQL.',
     );
   }
-  const dataSource = await openStore(database, ENTITIES);
+  const app = await NestFactory.createApplicationContext(CommandModule, { logger: false, abortOnError: false });
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
-    const tokens = new TokensService(dataSource.getRepository(ApiTokenEntity), storeOf(dataSource));
+    const tokens = app.get(TokensService);
     if (command === 'create') {
       let token: string;
       try {
@@ -64,7 +63,7 @@ async function main(args: readonly string[]): Promise<void> {
       }
     }
   } finally {
-    await dataSource.destroy();
+    await app.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import {
-  Global,
+  type DynamicModule,
   Inject,
   Injectable,
   Logger,
@@ -7,31 +7,29 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { Metrics } from '../observability/metrics';
-import { databaseOf, openStore, StoreOpenError, storeKind, storeOf } from './open-store';
-import { PostgresStoreCheck } from './postgres/postgres-kind';
-import { SqliteCheckpointer } from './sqlite/checkpointer';
-import { SqliteStoreCheck } from './sqlite/sqlite-kind';
+import { openStore, StoreOpenError, storeKind } from './open-store';
 import { Store } from './store';
-import type { HeldLock } from './store-kind';
+import { type HeldLock, STORE_KIND, type StoreClient, type StoreEntities, type StoreKind } from './store-kind';
 import { StoreCheck, StoreOutage, StoreRecovery } from './store-outage';
 
-/** Held while the application runs, once its store is migrated, so that an operator's revert refuses to run beside it. */
+/** Held while a server runs, once its store is migrated, so that an operator's revert refuses to run beside it. */
 @Injectable()
 export class ServerLock implements OnModuleInit, OnApplicationShutdown {
   private held?: HeldLock;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(STORE_KIND) private readonly kind: StoreKind,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async onModuleInit(): Promise<void> {
-    const kind = storeKind(this.config.database);
     try {
-      this.held = await kind.holdServerLock(this.config.database);
+      this.held = await this.kind.holdServerLock(this.config.database);
     } catch (error) {
-      throw new StoreOpenError(kind.describe(this.config.database), error);
+      throw new StoreOpenError(this.kind.describe(this.config.database), error);
     }
   }
 
@@ -40,58 +38,81 @@ export class ServerLock implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** Opens, checks and migrates the store TypeOrmModule's options name; says so in one line. */
-function openServerStore(options: DataSourceOptions): Promise<DataSource> {
-  const database = databaseOf(options);
-  const migrated = (names: string[]): void => {
-    const applied = names.length === 0 ? 'no migration to apply' : `applied ${names.join(', ')}`;
-    const msg = `opened the ${storeKind(database).describe(database)}; ${applied}`;
-    new Logger('Store').log({ migrationsApplied: names, msg });
-  };
-  return openStore(database, options.entities, 'server', { migrated });
+/** The store is closed as the application stops. */
+@Injectable()
+class StoreClosing implements OnApplicationShutdown {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
 }
 
-/** The store DATABASE_URL names, opened and migrated as the application is built (a bad one stops the start), and what watches it. */
-@Global()
+/** A server's helper beside its store (SQLite's checkpointer thread), if its kind has one; a test may provide none. */
+export const STORE_COMPANION = 'STORE_COMPANION';
+
+/** The kind of store DATABASE_URL names, decided here once: every other part is given it (STORE_KIND). */
 @Module({
-  imports: [
-    TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: ({ database }: AppConfig) => ({
-        ...storeKind(database).options(database, []),
-        autoLoadEntities: true, // the tables the features name (`forFeature`)
-        toRetry: () => false, // a wrong URL does not become right by waiting
-      }),
-      dataSourceFactory: (options) => openServerStore(options!),
-    }),
-  ],
   providers: [
-    {
-      provide: StoreOutage,
-      inject: [Metrics],
-      useFactory: (metrics: Metrics) => new StoreOutage(new Logger('Store'), metrics),
-    },
-    {
-      provide: StoreCheck,
-      inject: [DataSource],
-      useFactory: (dataSource: DataSource) =>
-        dataSource.options.type === 'postgres' ? new PostgresStoreCheck(dataSource) : new SqliteStoreCheck(dataSource),
-    },
-    {
-      provide: Store,
-      inject: [DataSource, StoreOutage, APP_CONFIG],
-      useFactory: (dataSource: DataSource, outage: StoreOutage, config: AppConfig) =>
-        storeOf(dataSource, outage, config.tracing !== undefined),
-    },
-    StoreRecovery,
-    {
-      provide: SqliteCheckpointer,
-      inject: [DataSource],
-      useFactory: (dataSource: DataSource) =>
-        dataSource.options.type === 'postgres' ? null : new SqliteCheckpointer(dataSource),
-    },
-    ServerLock,
+    { provide: STORE_KIND, inject: [APP_CONFIG], useFactory: ({ database }: AppConfig) => storeKind(database) },
   ],
-  exports: [StoreOutage, StoreCheck, Store],
+  exports: [STORE_KIND],
 })
-export class DatabaseModule {}
+export class StoreKindModule {}
+
+@Module({})
+export class DatabaseModule {
+  /**
+   * The store DATABASE_URL names, its kind decided once (STORE_KIND), opened and migrated as the
+   * application is built (a bad one stops the start); for a server, also watched, checked and locked.
+   */
+  static forRoot({ client, entities }: { client: StoreClient; entities: StoreEntities }): DynamicModule {
+    const server = [
+      {
+        provide: StoreCheck,
+        inject: [STORE_KIND, DataSource],
+        useFactory: (kind: StoreKind, dataSource: DataSource) => kind.storeCheck(dataSource),
+      },
+      StoreRecovery,
+      {
+        provide: STORE_COMPANION,
+        inject: [STORE_KIND, DataSource],
+        useFactory: (kind: StoreKind, dataSource: DataSource) => kind.companion?.(dataSource) ?? null,
+      },
+      ServerLock,
+    ];
+    return {
+      module: DatabaseModule,
+      global: true,
+      imports: [StoreKindModule],
+      providers: [
+        {
+          provide: DataSource,
+          inject: [STORE_KIND, APP_CONFIG],
+          useFactory: (kind: StoreKind, { database }: AppConfig) => {
+            const migrated = (names: string[]): void => {
+              const applied = names.length === 0 ? 'no migration to apply' : `applied ${names.join(', ')}`;
+              new Logger('Store').log({
+                migrationsApplied: names,
+                msg: `opened the ${kind.describe(database)}; ${applied}`,
+              });
+            };
+            return openStore(database, entities, client, {
+              kind,
+              migrated: client === 'server' ? migrated : undefined,
+            });
+          },
+        },
+        StoreClosing,
+        {
+          provide: StoreOutage,
+          inject: [Metrics],
+          useFactory: (metrics: Metrics) => new StoreOutage(metrics, new Logger('Store')),
+        },
+        Store,
+        ...(client === 'server' ? server : []),
+      ],
+      exports: [StoreKindModule, DataSource, StoreOutage, Store, ...(client === 'server' ? [StoreCheck] : [])],
+    };
+  }
+}

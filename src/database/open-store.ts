@@ -1,26 +1,15 @@
-import { DataSource, type DataSourceOptions, MigrationExecutor } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
 import { POSTGRES } from './postgres/postgres-kind';
 import { SQLITE } from './sqlite/sqlite-kind';
-import { Store } from './store';
 import { isCompatible, type StoreClient, type StoreEntities, type StoreKind } from './store-kind';
-import { StoreOutage } from './store-outage';
 
-/** The kind DATABASE_URL names: its options (also `ormconfig.ts`'s), migrations, locks and backup. */
+/**
+ * The kind DATABASE_URL names: its options, migrations, locks and backup. Decided here, for the
+ * application by DatabaseModule's STORE_KIND provider, and for the TypeORM CLI (`ormconfig.ts`).
+ */
 export function storeKind(database: DatabaseConfig): StoreKind {
   return { sqlite: SQLITE, postgres: POSTGRES }[database.type];
-}
-
-/** The store a kind's `options` open: what TypeOrmModule hands its data source factory. */
-export function databaseOf(options: DataSourceOptions): DatabaseConfig {
-  if (options.type === 'better-sqlite3') return { type: 'sqlite', path: options.database };
-  if (options.type === 'postgres' && options.url !== undefined) return { type: 'postgres', url: options.url };
-  throw new Error(`not the options of a Plant Store store: ${options.type}`);
-}
-
-/** The open store as features use it, for a data source `openStore` opened. */
-export function storeOf(dataSource: DataSource, outage = new StoreOutage(), tracing = false): Store {
-  return new Store(dataSource.options.type === 'postgres' ? POSTGRES : SQLITE, outage, tracing);
 }
 
 /** The store DATABASE_URL names could not be opened; the message is the operator's one line. */
@@ -61,17 +50,19 @@ export async function openStore(
   entities: StoreEntities,
   client: StoreClient = 'command',
   {
+    kind = storeKind(database),
     migrate = true,
     migrated,
     anyVersion = false,
   }: {
+    /** Given by DatabaseModule's STORE_KIND; decided from DATABASE_URL where there is none (a test's store). */
+    kind?: StoreKind;
     migrate?: boolean;
     migrated?: (names: string[]) => void;
     /** Only to look (`store status`): a store ahead of this version is opened, not refused. */
     anyVersion?: boolean;
   } = {},
 ): Promise<DataSource> {
-  const kind = storeKind(database);
   let dataSource: DataSource | undefined;
   try {
     kind.beforeConnect(database);

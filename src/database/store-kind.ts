@@ -1,6 +1,10 @@
 import { join } from 'node:path';
 import type { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '../config/configuration';
+import type { StoreCheck } from './store-outage';
+
+/** The kind of store DATABASE_URL names (a StoreKind), provided once by DatabaseModule. */
+export const STORE_KIND = 'STORE_KIND';
 
 /** The tables: for the server, those its modules name to TypeORM (`forFeature`). */
 export type StoreEntities = DataSourceOptions['entities'];
@@ -69,4 +73,8 @@ export interface StoreKind<C extends DatabaseConfig = DatabaseConfig> extends St
   backup(dataSource: DataSource, file: string): Promise<void>;
   /** Once migrated, how a server (not a command) uses the connection. */
   serve(dataSource: DataSource): Promise<void>;
+  /** What the readiness probe, and the end of an outage, look at. */
+  storeCheck(dataSource: DataSource): StoreCheck;
+  /** A server's helper beside the store, started and stopped with it (SQLite's checkpointer thread). */
+  companion?(dataSource: DataSource): object;
 }

@@ -6,23 +6,17 @@ export type OutageLog = Pick<Logger, 'error' | 'log'>;
 
 /** Logged once when it starts and once when it ends; only a write that goes through ends it. */
 export class StoreOutage {
-  private since?: number;
-  private recoveries = 0;
+  /** Read on every commit: plain fields, written only here. Whether an outage is on; */
+  active = false;
+  /** and how many times the store has come back (an attempt notes it as it begins). */
+  epoch = 0;
+  private since = 0;
   private readonly listeners: (() => void)[] = [];
 
   constructor(
+    private readonly metrics: Pick<Metrics, 'storeAvailable'>,
     private readonly logger?: OutageLog,
-    private readonly metrics: Pick<Metrics, 'storeAvailable' | 'committed'> = new Metrics(),
   ) {}
-
-  get active(): boolean {
-    return this.since !== undefined;
-  }
-
-  /** How many times the store has come back: an attempt notes it as it begins. */
-  get epoch(): number {
-    return this.recoveries;
-  }
 
   onStart(listener: () => void): void {
     this.listeners.push(listener);
@@ -34,18 +28,9 @@ export class StoreOutage {
     return error;
   }
 
-  /** `work`, begun now, with a failure that means the store is unavailable reported. */
-  async watch<T>(work: Promise<T>): Promise<T> {
-    const epoch = this.epoch;
-    try {
-      return await work;
-    } catch (error) {
-      throw this.report(error, epoch);
-    }
-  }
-
   failed(error: StoreUnavailableError, epoch = this.epoch): void {
-    if (this.since !== undefined || epoch < this.recoveries) return;
+    if (this.active || epoch < this.epoch) return;
+    this.active = true;
     this.since = Date.now();
     this.metrics.storeAvailable(false);
     const cause = error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message}` : undefined;
@@ -53,16 +38,11 @@ export class StoreOutage {
     for (const listener of this.listeners) listener();
   }
 
-  committed(size: number, seconds: number): void {
-    this.metrics.committed(size, seconds);
-    if (this.since !== undefined) this.recovered();
-  }
-
   recovered(): void {
-    if (this.since === undefined) return;
+    if (!this.active) return;
     const durationMs = Date.now() - this.since;
-    this.since = undefined;
-    this.recoveries++;
+    this.active = false;
+    this.epoch++;
     this.metrics.storeAvailable(true);
     this.logger?.log({ msg: `store outage ended after ${durationMs} ms`, durationMs });
   }

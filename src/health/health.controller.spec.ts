@@ -4,6 +4,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { StoreCheck, StoreOutage } from '../database/store-outage';
 import { OpenRequests } from '../http/open-requests';
+import { noMetrics } from '../observability/metrics';
 import { HealthController } from './health.controller';
 
 /** A store that never answers the check: a frozen primary, or a commit stuck behind a standby. */
@@ -18,7 +19,7 @@ class FrozenStore extends StoreCheck {
 
 describe('HealthController', () => {
   it('answers 503 when the store does not answer the check within 1 s, and the outage starts', async () => {
-    const outage = new StoreOutage();
+    const outage = new StoreOutage(noMetrics());
     const module = await Test.createTestingModule({
       imports: [TerminusModule.forRoot({ logger: false })],
       controllers: [HealthController],

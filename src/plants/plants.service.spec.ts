@@ -1,6 +1,6 @@
 import { storedPlant } from '../../test/support/app';
 import { usePlantsModule } from '../../test/support/plants-module';
-import { ApiError } from '../errors/api-error';
+import { ConflictException } from '@nestjs/common';
 import { Metrics } from '../observability/metrics';
 import { PlantsService } from './plants.service';
 
@@ -28,8 +28,8 @@ describe('PlantsService', () => {
     await service().create({ id: 3n, name: 'Pothos' });
     await expect(service().create({ id: 3n, name: 'Pothos' })).resolves.toEqual({ name: 'Pothos' });
     const conflict = service().create({ id: 3n, name: 'Pothos', tag: 'vine' });
-    await expect(conflict).rejects.toBeInstanceOf(ApiError);
-    await expect(conflict).rejects.toMatchObject({ code: 409, message: 'A different plant already has id 3' });
+    await expect(conflict).rejects.toBeInstanceOf(ConflictException);
+    await expect(conflict).rejects.toThrow('A different plant already has id 3');
     expect(await stored(3n)).toEqual({ id: '3', name: 'Pothos', tag: null });
   });
 

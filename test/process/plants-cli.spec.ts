@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { PlantsService } from '../../src/plants/plants.service';
+import { PlantsRepository } from '../../src/plants/plants.repository';
 import { startTestApp, type TestApp } from '../support/app';
 import { freshDatabase } from '../support/databases';
 import { type Finished, run } from '../support/spawn';
@@ -58,7 +58,7 @@ describe('npm run plants -- export', () => {
 
   it('reads in pages, so every plant comes out once however the pages fall', async () => {
     const seen: string[] = [];
-    for await (const plant of t.app.get(PlantsService).list(2)) seen.push(plant.id);
+    for await (const plant of t.app.get(PlantsRepository).all(2)) seen.push(plant.id);
     expect(seen).toEqual([
       '-9223372036854775808',
       '-1',

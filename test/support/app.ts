@@ -12,8 +12,8 @@ import { APP_CONFIG, type AppConfig, type Env, loadConfig } from '../../src/conf
 import { createRootLogger, ROOT_LOGGER } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
 import { PlantEntity, type PlantField } from '../../src/plants/plant.entity';
-import { selectPlants } from '../../src/plants/plants.service';
-import { SqliteCheckpointer } from '../../src/database/sqlite/checkpointer';
+import { selectPlants } from '../../src/plants/plants.repository';
+import { STORE_COMPANION } from '../../src/database/database.module';
 import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
 
@@ -59,7 +59,7 @@ export function byTestingModule(
       .useValue({ ...new ClientLimits(), ...limits })
       // SQLite's own checkpoints instead of the thread's: one per app would cost more than most
       // tests. The thread has its spec, and every process test runs it.
-      .overrideProvider(SqliteCheckpointer)
+      .overrideProvider(STORE_COMPANION)
       .useValue(null)
       .compile();
     return built.createNestApplication<NestExpressApplication>(adapter, options);

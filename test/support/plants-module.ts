@@ -1,15 +1,13 @@
 import { Test, type TestingModule } from '@nestjs/testing';
-import type { DataSource } from 'typeorm';
-import { parseDatabaseUrl } from '../../src/config/configuration';
-import { getRepositoryToken } from '@nestjs/typeorm';
-import { openStore, storeOf } from '../../src/database/open-store';
-import { Store } from '../../src/database/store';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, configModule, loadConfig } from '../../src/config/configuration';
+import { DatabaseModule, STORE_COMPANION } from '../../src/database/database.module';
 import { ENTITIES } from '../../src/entities';
-import { Metrics, PrometheusMetrics } from '../../src/observability/metrics';
-import { PlantEntity } from '../../src/plants/plant.entity';
-import { PlantsController } from '../../src/plants/plants.controller';
-import { PlantsService } from '../../src/plants/plants.service';
-import { freshDatabase } from './databases';
+import { Metrics } from '../../src/observability/metrics';
+import { PrometheusMetrics } from '../../src/observability/prometheus-metrics';
+import { MetricsModule } from '../../src/observability/metrics.module';
+import { PlantsModule } from '../../src/plants/plants.module';
+import { freshDatabase, type TestDatabase } from './databases';
 import { fileScoped } from './file-scoped';
 
 export interface PlantsTesting {
@@ -18,35 +16,46 @@ export interface PlantsTesting {
   close(): Promise<void>;
 }
 
-/** The plants feature built by Nest's testing module on a fresh store of its own (`freshDatabase`), metrics counting. */
-export async function plantsTestingModule(): Promise<PlantsTesting> {
-  const database = await freshDatabase();
-  let dataSource: DataSource | undefined;
+/**
+ * The plants feature as the server builds it (PlantsModule over the server's DatabaseModule), by
+ * Nest's testing module on a fresh store of its own (`freshDatabase`), or `on` one a test made;
+ * metrics counting.
+ */
+export async function plantsTestingModule(on?: TestDatabase): Promise<PlantsTesting> {
+  const database = on ?? (await freshDatabase());
+  const drop = async (): Promise<void> => {
+    if (on === undefined) await database.drop();
+  };
+  let module: TestingModule | undefined;
   try {
-    const config = parseDatabaseUrl(database.url);
-    dataSource = await openStore(config, ENTITIES);
-    const module = await Test.createTestingModule({
-      controllers: [PlantsController],
-      providers: [
-        PlantsService,
-        { provide: getRepositoryToken(PlantEntity), useValue: dataSource.getRepository(PlantEntity) },
-        { provide: Store, useValue: storeOf(dataSource) },
-        { provide: Metrics, useValue: new PrometheusMetrics() },
+    module = await Test.createTestingModule({
+      imports: [
+        configModule,
+        MetricsModule,
+        DatabaseModule.forRoot({ client: 'server', entities: ENTITIES }),
+        PlantsModule,
       ],
-    }).compile();
-    const opened = dataSource;
+    })
+      .overrideProvider(APP_CONFIG)
+      .useValue(loadConfig({ DATABASE_URL: database.url }))
+      .overrideProvider(Metrics)
+      .useValue(new PrometheusMetrics())
+      .overrideProvider(STORE_COMPANION)
+      .useValue(null)
+      .compile();
+    await module.init();
+    const built = module;
     return {
-      module,
-      dataSource: opened,
+      module: built,
+      dataSource: built.get(DataSource),
       async close() {
-        await module.close();
-        await opened.destroy();
-        await database.drop();
+        await built.close();
+        await drop();
       },
     };
   } catch (error) {
-    await dataSource?.destroy();
-    await database.drop();
+    await module?.close();
+    await drop();
     throw error;
   }
 }

@@ -112,6 +112,7 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
       ),
     ),
   serve: () => Promise.resolve(),
+  storeCheck: (dataSource) => new PostgresStoreCheck(dataSource),
 };
 
 /** Without writing a table: the locks and rights a create needs, read-only or not, and a WAL record to commit as a create does. */

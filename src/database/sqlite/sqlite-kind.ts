@@ -7,6 +7,7 @@ import type { DatabaseConfig } from '../../config/configuration';
 import { breakingRefusal, isCompatible, migrationFiles, StoreCommandError, type StoreKind } from '../store-kind';
 import { StoreCheck } from '../store-outage';
 import { backupSqlite } from './backup';
+import { SqliteCheckpointer } from './checkpointer';
 import { isSqliteBusy, sqliteFailure } from './handle';
 import { OPEN_BUSY_TIMEOUT_MS, sqliteServerLock, withoutServers } from './server-lock';
 
@@ -112,6 +113,8 @@ export const SQLITE: StoreKind<SqliteConfig> = {
   backup: backupSqlite,
   // better-sqlite3's busy timeout would block the event loop: a server's write waits on a timer instead.
   serve: async (dataSource) => void (await dataSource.query('PRAGMA busy_timeout = 0')),
+  storeCheck: (dataSource) => new SqliteStoreCheck(dataSource),
+  companion: (dataSource) => new SqliteCheckpointer(dataSource),
 };
 
 /** `takesWrites` commits a change nobody sees: the only proof a full disk or read-only remount has passed. */
