@@ -79,7 +79,6 @@ import {
   openSync,
   readFileSync,
   readSync,
-  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -92,12 +91,11 @@ import { listenOverflows } from '../scripts/listen-overflows.mjs';
 import { freePort } from '../scripts/free-port.mjs';
 import { type Proxy, startProxy } from '../scripts/haproxy.mjs';
 import { type PgBouncer, pgbouncerPath, startPgBouncer } from '../scripts/pgbouncer.mjs';
+import { databaseName, grownPostgres, grownSqlite, onPostgres, POSTGRES_ADMIN, postgresUrl, ROOT } from './stores';
 
-const ROOT = join(__dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
 /** The service itself, as production runs it, in its variants. */
@@ -338,12 +336,11 @@ function idBase(): number {
 
 /**
  * The grown targets' store: a SQLite file filled once with BENCH_GROWN_PLANTS plants (ids random
- * over [0, 2^53), as the random targets send), kept in bench/.grown/ between runs and served in
- * place: each run adds its creates to it (an 8 s run a small share of the fill, a 10-minute run
+ * over [0, 2^53), as the random targets send; bench/stores.ts), kept in bench/.grown/ between runs
+ * and served in place: each run adds its creates to it (an 8 s run a small share of the fill, a 10-minute run
  * about a seventh).
  */
 const GROWN_PLANTS = Number(process.env.BENCH_GROWN_PLANTS ?? 40_000_000);
-const GROWN_DIR = join(ROOT, 'bench/.grown');
 
 /** Targets whose ids are uniform over [0, 2^53), as clients that pick their own ids send them. */
 const RANDOM_IDS: readonly TargetName[] = [
@@ -354,91 +351,13 @@ const RANDOM_IDS: readonly TargetName[] = [
   'grown-postgres',
 ];
 
-/** Creates the service's schema in the store at `url`, with the service's own command. */
-function migrate(url: string): void {
-  execFileSync(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'migrate'], {
-    env: { ...process.env, DATABASE_URL: url },
-    stdio: 'ignore',
-  });
-}
-
-/** The grown store's file, filled (with the sqlite3 CLI, sorted, so a fill costs minutes) if it is not yet. */
-function grownSqlite(): string {
-  const file = join(GROWN_DIR, `plants-${GROWN_PLANTS}.sqlite`);
-  if (existsSync(file)) return file;
-  mkdirSync(GROWN_DIR, { recursive: true });
-  const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  process.stdout.write(`filling ${file} with ${GROWN_PLANTS} plants (once)...\n`);
-  migrate(`sqlite:${partial}`);
-  const fill = `
-    PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF; PRAGMA cache_size = -1000000;
-    INSERT OR IGNORE INTO "plant" ("id", "name", "tag")
-      SELECT id, 'Plant ' || id, 'grown' FROM (
-        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${GROWN_PLANTS})
-        SELECT abs(random()) % 9007199254740992 AS id FROM n
-      ) ORDER BY id;
-    PRAGMA journal_mode = WAL;`;
-  execFileSync('sqlite3', [partial], { input: fill, stdio: ['pipe', 'ignore', 'inherit'] });
-  // Written back now, not by the kernel during the first measurement.
-  execFileSync('sync');
-  renameSync(partial, file);
-  rmSync(`${partial}.server-lock`, { force: true });
-  return file;
-}
-
-/** A database on BENCH_POSTGRES_URL's server, as a URL. */
-function postgresUrl(name: string): string {
-  const parsed = new URL(POSTGRES_ADMIN);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
-
-async function onPostgres<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
- * The grown PostgreSQL targets' database, filled once (generate_series, sorted) with
- * BENCH_GROWN_PLANTS plants of random ids under a name of its own, renamed to its kept name only
- * once full, and read whole (pg_prewarm into the kernel's cache) before each run, as `warm` does
- * for SQLite; its URL.
+ * The grown PostgreSQL targets' database (bench/stores.ts fills it once), read whole (pg_prewarm
+ * into the kernel's cache) before each run, as `warm` does for SQLite; its URL.
  */
-async function grownPostgres(): Promise<string> {
-  const name = `plant_store_grown_${GROWN_PLANTS}`;
-  const exists = await onPostgres(POSTGRES_ADMIN, async (admin) => {
-    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    return found.rowCount === 1;
-  });
-  if (!exists) {
-    const partial = `${name}_partial`;
-    process.stdout.write(`filling PostgreSQL database ${name} with ${GROWN_PLANTS} plants (once)...\n`);
-    await onPostgres(POSTGRES_ADMIN, async (admin) => {
-      await admin.query(`DROP DATABASE IF EXISTS "${partial}" WITH (FORCE)`);
-      await admin.query(`CREATE DATABASE "${partial}"`);
-    });
-    migrate(postgresUrl(partial));
-    await onPostgres(postgresUrl(partial), async (client) => {
-      await client.query(`SET work_mem = '1GB'`);
-      await client.query(
-        `INSERT INTO plant (id, name, tag)
-           SELECT id, 'Plant ' || id, 'grown'
-           FROM (SELECT DISTINCT floor(random() * 9007199254740992)::bigint AS id FROM generate_series(1, $1)) ids
-           ORDER BY id`,
-        [GROWN_PLANTS],
-      );
-      await client.query('VACUUM (ANALYZE) plant');
-      await client.query('CHECKPOINT');
-    });
-    await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`ALTER DATABASE "${partial}" RENAME TO "${name}"`));
-  }
-  const url = postgresUrl(name);
+async function grownPostgresWarm(): Promise<string> {
+  const url = await grownPostgres(GROWN_PLANTS);
+  const name = databaseName(url);
   try {
     await onPostgres(url, async (client) => {
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
@@ -608,9 +527,9 @@ async function freshStore(
   let url: string;
   let drop = (): Promise<void> => Promise.resolve();
   if (store === 'sqlite') {
-    url = `sqlite:${grown ? warm(grownSqlite()) : join(dir, 'store.sqlite')}`;
+    url = `sqlite:${grown ? warm(grownSqlite(GROWN_PLANTS)) : join(dir, 'store.sqlite')}`;
   } else if (grown) {
-    url = await grownPostgres();
+    url = await grownPostgresWarm();
   } else {
     const name = `plant_store_bench_${randomBytes(4).toString('hex')}`;
     await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`CREATE DATABASE "${name}"`));
