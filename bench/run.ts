@@ -977,7 +977,7 @@ async function fixedRate(pairs: [TargetName, TargetName][], script: string): Pro
           process.stdout.write(
             `round ${round} ${percent}% of ${peer} (${rate}/s) ${target}: achieved ${paced.achievedRate}/s (sent ${paced.sentRate}/s)  ` +
               `p50 ${figures.p50} ms  p99 ${figures.p99} ms  p99.9 ${figures.p999} ms  errors ${errorsOf([figures])}  ` +
-              `load lag p99 ${paced.lagP99} ms  CPU ${figures.targetCpuUsPerCreate} µs/create` +
+              `load lag p99 ${paced.lagP99} ms, CPU ${paced.cpuUsPerRequest} µs/request  CPU ${figures.targetCpuUsPerCreate} µs/create` +
               (figures.pgBackendCpuUsPerCreate === null
                 ? ''
                 : `  PostgreSQL: backends ${figures.pgBackendCpuUsPerCreate} µs/create, server ${figures.pgServerCpuUsPerCreate}, ` +
