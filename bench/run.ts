@@ -63,9 +63,27 @@
  * BENCH_BASELINE (the checkout the -baseline targets run).
  * Beside creates/s and latency, each run reports the bytes written per create to the disk that
  * holds the store (/proc/diskstats: the whole disk's, so keep the machine quiet; the service's own
- * log lines land there too, about 0.3 KB a create, when the kernel writes them back) and the
- * SQLite log's (-wal) largest size, sampled every 100 ms.
+ * log lines land there too, about 0.3 KB a create, when the kernel writes them back), the
+ * SQLite log's (-wal) largest size, sampled every 100 ms, the target's CPU time per create
+ * (/proc/PID/stat), and on PostgreSQL what the server spent per create (bench/postgres-cost.ts):
+ * the CPU time of the backends serving the target's database and of all the server's processes,
+ * and the WAL bytes (the last two are the whole server's: keep it quiet).
  * Figures are printed as a table and written to bench/results/latest.json.
+ *
+ * BENCH_MODE=fixed-rate: latency at a planned load rather than at saturation. BENCH_TARGETS then
+ * names pairs, `service:peer`, or `service` alone for its usual peer (postgres:node-pg,
+ * sqlite:nest-sqlite; default `postgres,sqlite`). Each pair's targets run first at saturation
+ * (wrk, one run each; BENCH_PEER_RATES=node-pg:6000,nest-sqlite:9000 gives the peers' rates
+ * instead, and skips it), then at BENCH_RATES per cent of the peer's saturated rate (default
+ * 25,50,75), service and peer alternating at each rate (the service first in odd rounds),
+ * BENCH_ROUNDS rounds, each run on a fresh store after 2 s at the same rate. The load is
+ * bench/paced-load.ts (an open load: request i due at i / rate, whatever the answers take; not
+ * autocannon's overallRate, which sends each second's requests in a burst at its start) on
+ * BENCH_CONNECTIONS keep-alive connections, in Node on the same cores as the server. Reported:
+ * the rate asked, sent and achieved (200s a second), p50, p99 and p99.9 of the 200s, every other
+ * answer by status and `error`, connection errors and timeouts, how late the load sent (its own
+ * lateness), the CPU and PostgreSQL figures above, peak RSS; medians of the rounds, and the ratio
+ * of the service's p99 to the peer's at each rate. Written to bench/results/fixed-rate.json.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -79,7 +97,6 @@ import {
   openSync,
   readFileSync,
   readSync,
-  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -92,12 +109,15 @@ import { listenOverflows } from '../scripts/listen-overflows.mjs';
 import { freePort } from '../scripts/free-port.mjs';
 import { type Proxy, startProxy } from '../scripts/haproxy.mjs';
 import { type PgBouncer, pgbouncerPath, startPgBouncer } from '../scripts/pgbouncer.mjs';
+import { type PacedResult, type PacedSettings } from './paced-load';
+import { PostgresMeter, processCpuMs } from './postgres-cost';
+import { databaseName, grownPostgres, grownSqlite, onPostgres, POSTGRES_ADMIN, postgresUrl, ROOT } from './stores';
 
-const ROOT = join(__dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const POSTGRES_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const MODE = process.env.BENCH_MODE ?? 'saturate';
+const RATES = (process.env.BENCH_RATES ?? '25,50,75').split(',').map(Number);
 const TS_NODE = ['-r', 'ts-node/register/transpile-only'];
 
 /** The service itself, as production runs it, in its variants. */
@@ -178,6 +198,18 @@ interface Figures {
   writtenKbPerCreate: number;
   /** The SQLite log's (-wal) largest size during the run, in MB (0 on PostgreSQL). */
   peakWalMb: number;
+  /** CPU time of the target's processes (utime + stime, /proc) per create, in µs. */
+  targetCpuUsPerCreate: number;
+  /**
+   * On PostgreSQL (null elsewhere, or where the server's processes cannot be read): CPU time of
+   * the backends serving the target's database and of every process of the server, per create,
+   * in µs, and the WAL written per create, in bytes (bench/postgres-cost.ts).
+   */
+  pgBackendCpuUsPerCreate: number | null;
+  pgServerCpuUsPerCreate: number | null;
+  walBytesPerCreate: number | null;
+  /** A fixed-rate run's own figures: the rates asked and achieved, every answer other than 200, the load's lateness. */
+  paced?: PacedResult;
 }
 
 /** What every answered request leaves in the service's log (see logRequest). */
@@ -338,12 +370,11 @@ function idBase(): number {
 
 /**
  * The grown targets' store: a SQLite file filled once with BENCH_GROWN_PLANTS plants (ids random
- * over [0, 2^53), as the random targets send), kept in bench/.grown/ between runs and served in
- * place: each run adds its creates to it (an 8 s run a small share of the fill, a 10-minute run
+ * over [0, 2^53), as the random targets send; bench/stores.ts), kept in bench/.grown/ between runs
+ * and served in place: each run adds its creates to it (an 8 s run a small share of the fill, a 10-minute run
  * about a seventh).
  */
 const GROWN_PLANTS = Number(process.env.BENCH_GROWN_PLANTS ?? 40_000_000);
-const GROWN_DIR = join(ROOT, 'bench/.grown');
 
 /** Targets whose ids are uniform over [0, 2^53), as clients that pick their own ids send them. */
 const RANDOM_IDS: readonly TargetName[] = [
@@ -354,91 +385,13 @@ const RANDOM_IDS: readonly TargetName[] = [
   'grown-postgres',
 ];
 
-/** Creates the service's schema in the store at `url`, with the service's own command. */
-function migrate(url: string): void {
-  execFileSync(process.execPath, [join(ROOT, 'dist/cli/store.js'), 'migrate'], {
-    env: { ...process.env, DATABASE_URL: url },
-    stdio: 'ignore',
-  });
-}
-
-/** The grown store's file, filled (with the sqlite3 CLI, sorted, so a fill costs minutes) if it is not yet. */
-function grownSqlite(): string {
-  const file = join(GROWN_DIR, `plants-${GROWN_PLANTS}.sqlite`);
-  if (existsSync(file)) return file;
-  mkdirSync(GROWN_DIR, { recursive: true });
-  const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  process.stdout.write(`filling ${file} with ${GROWN_PLANTS} plants (once)...\n`);
-  migrate(`sqlite:${partial}`);
-  const fill = `
-    PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF; PRAGMA cache_size = -1000000;
-    INSERT OR IGNORE INTO "plant" ("id", "name", "tag")
-      SELECT id, 'Plant ' || id, 'grown' FROM (
-        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${GROWN_PLANTS})
-        SELECT abs(random()) % 9007199254740992 AS id FROM n
-      ) ORDER BY id;
-    PRAGMA journal_mode = WAL;`;
-  execFileSync('sqlite3', [partial], { input: fill, stdio: ['pipe', 'ignore', 'inherit'] });
-  // Written back now, not by the kernel during the first measurement.
-  execFileSync('sync');
-  renameSync(partial, file);
-  rmSync(`${partial}.server-lock`, { force: true });
-  return file;
-}
-
-/** A database on BENCH_POSTGRES_URL's server, as a URL. */
-function postgresUrl(name: string): string {
-  const parsed = new URL(POSTGRES_ADMIN);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
-
-async function onPostgres<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
- * The grown PostgreSQL targets' database, filled once (generate_series, sorted) with
- * BENCH_GROWN_PLANTS plants of random ids under a name of its own, renamed to its kept name only
- * once full, and read whole (pg_prewarm into the kernel's cache) before each run, as `warm` does
- * for SQLite; its URL.
+ * The grown PostgreSQL targets' database (bench/stores.ts fills it once), read whole (pg_prewarm
+ * into the kernel's cache) before each run, as `warm` does for SQLite; its URL.
  */
-async function grownPostgres(): Promise<string> {
-  const name = `plant_store_grown_${GROWN_PLANTS}`;
-  const exists = await onPostgres(POSTGRES_ADMIN, async (admin) => {
-    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    return found.rowCount === 1;
-  });
-  if (!exists) {
-    const partial = `${name}_partial`;
-    process.stdout.write(`filling PostgreSQL database ${name} with ${GROWN_PLANTS} plants (once)...\n`);
-    await onPostgres(POSTGRES_ADMIN, async (admin) => {
-      await admin.query(`DROP DATABASE IF EXISTS "${partial}" WITH (FORCE)`);
-      await admin.query(`CREATE DATABASE "${partial}"`);
-    });
-    migrate(postgresUrl(partial));
-    await onPostgres(postgresUrl(partial), async (client) => {
-      await client.query(`SET work_mem = '1GB'`);
-      await client.query(
-        `INSERT INTO plant (id, name, tag)
-           SELECT id, 'Plant ' || id, 'grown'
-           FROM (SELECT DISTINCT floor(random() * 9007199254740992)::bigint AS id FROM generate_series(1, $1)) ids
-           ORDER BY id`,
-        [GROWN_PLANTS],
-      );
-      await client.query('VACUUM (ANALYZE) plant');
-      await client.query('CHECKPOINT');
-    });
-    await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`ALTER DATABASE "${partial}" RENAME TO "${name}"`));
-  }
-  const url = postgresUrl(name);
+async function grownPostgresWarm(): Promise<string> {
+  const url = await grownPostgres(GROWN_PLANTS);
+  const name = databaseName(url);
   try {
     await onPostgres(url, async (client) => {
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
@@ -597,6 +550,63 @@ async function driveAutocannon(port: number, token: string, seconds: number, con
   };
 }
 
+/**
+ * The fixed-rate load (bench/paced-load.ts) in a child process of its own: its warm-up at the
+ * same rate, then `begin` (the counters read before the measured run), then the measured run.
+ */
+async function drivePaced(
+  port: number,
+  token: string,
+  rate: number,
+  connections: number,
+  begin: () => Promise<void>,
+): Promise<{ warmUp: Load; load: Load; paced: PacedResult }> {
+  const settings: PacedSettings = {
+    port,
+    token,
+    rate,
+    warmUpSeconds: 2,
+    seconds: DURATION,
+    connections,
+    idBase: idBase(),
+  };
+  const child = spawn(process.execPath, [...TS_NODE, join(ROOT, 'bench/paced-load.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_PACED: JSON.stringify(settings) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const asLoad = (result: PacedResult, seconds: number): Load => ({
+    ok: result.ok,
+    seconds,
+    errors: result.sent - result.ok,
+    p50: result.p50,
+    p99: result.p99,
+    p999: result.p999,
+  });
+  try {
+    let output = '';
+    let warmUp: PacedResult | undefined;
+    const result = await new Promise<PacedResult>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => reject(new Error(`the paced load exited with ${code} before its result`)));
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const ready = /^ready (\{.*\})$/m.exec(output);
+        if (ready !== null && warmUp === undefined) {
+          warmUp = JSON.parse(ready[1]) as PacedResult;
+          begin().then(() => child.stdin.write('go\n'), reject);
+        }
+        const done = /^result (\{.*\})$/m.exec(output);
+        if (done !== null) resolve(JSON.parse(done[1]) as PacedResult);
+      });
+    });
+    return { warmUp: asLoad(warmUp!, settings.warmUpSeconds), load: asLoad(result, DURATION), paced: result };
+  } finally {
+    child.removeAllListeners('exit');
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
 /** A fresh store for one measurement, with a token; dropped afterwards. */
 async function freshStore(
   store: Store,
@@ -608,9 +618,9 @@ async function freshStore(
   let url: string;
   let drop = (): Promise<void> => Promise.resolve();
   if (store === 'sqlite') {
-    url = `sqlite:${grown ? warm(grownSqlite()) : join(dir, 'store.sqlite')}`;
+    url = `sqlite:${grown ? warm(grownSqlite(GROWN_PLANTS)) : join(dir, 'store.sqlite')}`;
   } else if (grown) {
-    url = await grownPostgres();
+    url = await grownPostgresWarm();
   } else {
     const name = `plant_store_bench_${randomBytes(4).toString('hex')}`;
     await onPostgres(POSTGRES_ADMIN, (admin) => admin.query(`CREATE DATABASE "${name}"`));
@@ -705,55 +715,97 @@ interface Proxied {
   proxy: Proxy;
 }
 
-async function measure(target: TargetName, script: string): Promise<Figures> {
+/** CPU time of the target's processes so far, in ms. */
+function cpuMsOf(instances: Started[]): number {
+  return instances.reduce(
+    (sum, { child }) => sum + processTree(child.pid!).reduce((each, pid) => each + processCpuMs(pid), 0),
+    0,
+  );
+}
+
+/**
+ * One measurement of a target on a fresh store: at saturation (wrk, or autocannon), or, given
+ * `rate`, at that fixed rate (bench/paced-load.ts).
+ */
+async function measure(target: TargetName, script: string, rate?: number): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `plant-store-bench-${target}-`));
-  // postgres-pgbouncer: the service reaches a fresh database through PgBouncer in transaction mode.
-  const pooler =
-    target === 'postgres-pgbouncer'
-      ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
-      : undefined;
-  const store = await freshStore(STORE[target], dir, pooler, target.startsWith('grown-'));
-  const env = {
-    DATABASE_URL: store.url,
-    ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
-    ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
-    ...(target === 'nest-bare' ? { NEST_SQLITE_PIECES: 'none' } : {}),
-    ...(target === 'nest-log' ? { NEST_SQLITE_PIECES: 'log' } : {}),
-  };
-  const proxied = PROXIED.includes(target) ? await startProxied(target, env, dir) : undefined;
-  const instances = proxied?.instances ?? [await start(target, env, join(dir, 'stdout-0.log'))];
-  const port = proxied?.proxy.port ?? instances[0].port;
-  const logFiles = instances.map((_, i) => join(dir, `stdout-${i}.log`));
-  let peak = 0;
-  const wal = STORE[target] === 'sqlite' ? `${store.url.replace(/^sqlite:/, '')}-wal` : undefined;
-  let peakWal = 0;
-  const sampler = setInterval(() => {
-    peak = Math.max(
-      peak,
-      instances.reduce((sum, { child }) => sum + rssOfTree(child.pid!), 0),
-    );
-    if (wal !== undefined) peakWal = Math.max(peakWal, statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
-  }, 100);
-  const storePathNow = await storePath(STORE[target], store.url);
-  const storeWrites = storePathNow === undefined ? undefined : diskWrites(storePathNow);
-  const connections = connectionsFor(target);
-  const drive = (seconds: number): Promise<Load> =>
-    LOAD === 'wrk'
-      ? driveWrk(port, store.token, seconds, script, connections, RANDOM_IDS.includes(target))
-      : driveAutocannon(port, store.token, seconds, connections);
+  let pooler: PgBouncer | undefined;
+  let store: Awaited<ReturnType<typeof freshStore>> | undefined;
+  let proxied: Proxied | undefined;
+  let instances: Started[] = [];
+  let meter: PostgresMeter | undefined;
+  let sampler: NodeJS.Timeout | undefined;
   try {
-    const warmUp = await drive(2); // JIT, caches, connections
-    await proxied?.proxy.settled();
-    const overflowsBefore = listenOverflows();
-    const writesBefore = storeWrites?.() ?? 0;
-    const load = await drive(DURATION);
+    // postgres-pgbouncer: the service reaches a fresh database through PgBouncer in transaction mode.
+    pooler =
+      target === 'postgres-pgbouncer'
+        ? await startPgBouncer({ upstream: POSTGRES_ADMIN, mode: 'transaction' })
+        : undefined;
+    store = await freshStore(STORE[target], dir, pooler, target.startsWith('grown-'));
+    const env = {
+      DATABASE_URL: store.url,
+      ...(target === 'sqlite-metrics' ? { METRICS_PORT: '0' } : {}),
+      ...(target === 'sqlite-tracing' ? { OTEL_EXPORTER_OTLP_ENDPOINT: await spanReceiver() } : {}),
+      ...(target === 'nest-bare' ? { NEST_SQLITE_PIECES: 'none' } : {}),
+      ...(target === 'nest-log' ? { NEST_SQLITE_PIECES: 'log' } : {}),
+    };
+    proxied = PROXIED.includes(target) ? await startProxied(target, env, dir) : undefined;
+    instances = proxied?.instances ?? [await start(target, env, join(dir, 'stdout-0.log'))];
+    const running = instances;
+    const port = proxied?.proxy.port ?? instances[0].port;
+    const logFiles = instances.map((_, i) => join(dir, `stdout-${i}.log`));
+    let peak = 0;
+    const wal = STORE[target] === 'sqlite' ? `${store.url.replace(/^sqlite:/, '')}-wal` : undefined;
+    let peakWal = 0;
+    sampler = setInterval(() => {
+      peak = Math.max(
+        peak,
+        running.reduce((sum, { child }) => sum + rssOfTree(child.pid!), 0),
+      );
+      if (wal !== undefined) peakWal = Math.max(peakWal, statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
+    }, 100);
+    const storePathNow = await storePath(STORE[target], store.url);
+    const storeWrites = storePathNow === undefined ? undefined : diskWrites(storePathNow);
+    const connections = connectionsFor(target);
+    const { token, url } = store;
+    const drive = (seconds: number): Promise<Load> =>
+      LOAD === 'wrk'
+        ? driveWrk(port, token, seconds, script, connections, RANDOM_IDS.includes(target))
+        : driveAutocannon(port, token, seconds, connections);
+    // The counters, read just before the measured run.
+    let overflowsBefore = 0;
+    let writesBefore = 0;
+    let cpuBefore = 0;
+    const begin = async (): Promise<void> => {
+      overflowsBefore = listenOverflows();
+      writesBefore = storeWrites?.() ?? 0;
+      cpuBefore = cpuMsOf(running);
+      if (STORE[target] === 'postgres') meter = await PostgresMeter.start(POSTGRES_ADMIN, databaseName(url));
+    };
+    let warmUp: Load;
+    let load: Load;
+    let paced: PacedResult | undefined;
+    if (rate === undefined) {
+      warmUp = await drive(2); // JIT, caches, connections
+      await proxied?.proxy.settled();
+      await begin();
+      load = await drive(DURATION);
+    } else {
+      ({ warmUp, load, paced } = await drivePaced(port, token, rate, connections, begin));
+    }
     const written = (storeWrites?.() ?? 0) - writesBefore;
     const overflows = listenOverflows() - overflowsBefore;
+    const cpu = cpuMsOf(running) - cpuBefore;
+    const cost = await meter?.stop();
+    meter = undefined;
     clearInterval(sampler);
     // The proxy first: instances stopping under it would fail its checks, which is no news.
     await proxied?.proxy.stop();
     await Promise.all(instances.map(({ child }) => stop(child)));
     const answered = warmUp.ok + warmUp.errors + load.ok + load.errors;
+    const creates = Math.max(1, load.ok);
+    const perCreate = (ms: number | undefined): number | null =>
+      ms === undefined ? null : Number(((ms * 1000) / creates).toFixed(1));
     return {
       createsPerSecond: load.ok / load.seconds,
       p50: load.p50,
@@ -765,17 +817,23 @@ async function measure(target: TargetName, script: string): Promise<Figures> {
       lostLogLines: isService(target)
         ? Math.max(0, answered - logFiles.reduce((sum, file) => sum + requestLinesIn(file), 0))
         : 0,
-      writtenKbPerCreate: Number((written / Math.max(1, load.ok) / 1024).toFixed(2)),
+      writtenKbPerCreate: Number((written / creates / 1024).toFixed(2)),
       peakWalMb: Math.round(peakWal / 1024 / 1024),
+      targetCpuUsPerCreate: Number(((cpu * 1000) / creates).toFixed(1)),
+      pgBackendCpuUsPerCreate: perCreate(cost?.backendCpuMs),
+      pgServerCpuUsPerCreate: perCreate(cost?.serverCpuMs),
+      walBytesPerCreate: cost === undefined ? null : Math.round(cost.walBytes / creates),
+      ...(paced === undefined ? {} : { paced }),
     };
   } finally {
     clearInterval(sampler);
+    await meter?.abandon();
     if (proxied !== undefined) {
       await proxied.proxy.stop();
       process.stderr.write(proxied.proxy.stderr());
     }
     for (const { child } of instances) if (child.exitCode === null && child.signalCode === null) await stop(child);
-    await store.drop();
+    await store?.drop();
     await pooler?.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -798,8 +856,249 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
+/**
+ * The peer each service target is held against in fixed-rate mode: the reference doing the same
+ * job with less (`node-pg`, `nest-sqlite`), or the build before.
+ */
+const PEERS: Partial<Record<TargetName, TargetName>> = {
+  postgres: 'node-pg',
+  'postgres-pgbouncer': 'node-pg',
+  'postgres-random': 'node-pg',
+  sqlite: 'nest-sqlite',
+  'sqlite-metrics': 'sqlite',
+  'sqlite-tracing': 'sqlite',
+  'sqlite-baseline': 'sqlite',
+  'postgres-baseline': 'postgres',
+};
+
+/** Fixed-rate mode's pairs: BENCH_TARGETS as `service` (its peer from PEERS) or `service:peer`. */
+function fixedRatePairs(): [TargetName, TargetName][] {
+  return (process.env.BENCH_TARGETS ?? 'postgres,sqlite').split(',').map((entry) => {
+    const [service, named] = entry.split(':') as [TargetName, TargetName | undefined];
+    const peer = named ?? PEERS[service];
+    for (const target of [service, peer]) {
+      if (target === undefined || !(ALL_TARGETS as readonly string[]).includes(target)) {
+        throw new Error(`BENCH_TARGETS: ${entry} names no target and peer (service, or service:peer)`);
+      }
+    }
+    if (PROXIED.includes(service) || PROXIED.includes(peer!))
+      throw new Error(`BENCH_TARGETS: ${entry}: not at a fixed rate`);
+    return [service, peer!];
+  });
+}
+
+/** BENCH_PEER_RATES (`node-pg:6000,nest-sqlite:9000`): saturated rates given, not measured. */
+function givenRates(): Map<string, number> {
+  const given = new Map<string, number>();
+  for (const entry of (process.env.BENCH_PEER_RATES ?? '').split(',').filter(Boolean)) {
+    const [target, rate] = entry.split(':');
+    if (!(Number(rate) > 0)) throw new Error(`BENCH_PEER_RATES: ${entry} is not target:creates-per-second`);
+    given.set(target, Number(rate));
+  }
+  return given;
+}
+
+const medianOf = (values: (number | null)[]): number | null => {
+  const known = values.filter((value): value is number => value !== null);
+  return known.length === 0 ? null : Number(median(known).toFixed(1));
+};
+
+/** A run's errors as one phrase: every answer other than 200 by status/error, and connection errors and timeouts. */
+function errorsOf(figures: Figures[]): string {
+  const counts: Record<string, number> = {};
+  for (const { paced } of figures) {
+    if (paced === undefined) continue;
+    for (const [key, count] of Object.entries(paced.failures)) counts[key] = (counts[key] ?? 0) + count;
+    if (paced.connectionErrors > 0) counts.connection = (counts.connection ?? 0) + paced.connectionErrors;
+    if (paced.timeouts > 0) counts.timeout = (counts.timeout ?? 0) + paced.timeouts;
+  }
+  const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
+  const parts = Object.entries(counts).map(([key, count]) => `${key}: ${count}`);
+  return total === 0 ? '0' : `${total} (${parts.join(', ')})`;
+}
+
+/** One target at one rate, over the rounds: medians (errors and lost log lines: sums; peak RSS: the largest). */
+interface RateSummary {
+  requestedRate: number;
+  achievedRate: number;
+  sentRate: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  errors: number;
+  errorsByKind: string;
+  loadLagP99: number;
+  loadCpuUsPerRequest: number;
+  targetCpuUsPerCreate: number | null;
+  pgBackendCpuUsPerCreate: number | null;
+  pgServerCpuUsPerCreate: number | null;
+  walBytesPerCreate: number | null;
+  peakRssMb: number;
+  lostLogLines: number;
+}
+
+/**
+ * Fixed-rate mode: each pair's peer at saturation (wrk, one run, unless BENCH_PEER_RATES gives
+ * its rate), then service and peer at BENCH_RATES per cent of the peer's rate, alternating at
+ * each rate (the service first in odd rounds, the peer in even ones), BENCH_ROUNDS rounds.
+ */
+async function fixedRate(pairs: [TargetName, TargetName][], script: string): Promise<void> {
+  const given = givenRates();
+  const saturated = new Map<TargetName, number>(
+    [...given].filter(([target]) => pairs.some((pair) => pair.includes(target as TargetName))) as [
+      TargetName,
+      number,
+    ][],
+  );
+  for (const pair of pairs) {
+    if (given.has(pair[1])) continue;
+    for (const target of pair) {
+      if (saturated.has(target)) continue;
+      const figures = await measure(target, script);
+      saturated.set(target, figures.createsPerSecond);
+      process.stdout.write(
+        `saturated ${target}: ${figures.createsPerSecond.toFixed(0)} creates/s (${LOAD}, ${connectionsFor(target)} connections, ${DURATION} s)  ` +
+          `p99 ${figures.p99} ms  CPU ${figures.targetCpuUsPerCreate} µs/create  peak RSS ${figures.peakRssMb} MB\n`,
+      );
+    }
+  }
+  const key = (service: TargetName, percent: number, target: TargetName): string => `${service}|${percent}|${target}`;
+  const rounds = new Map<string, Figures[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [service, peer] of pairs) {
+      for (const percent of RATES) {
+        const rate = Math.round((saturated.get(peer)! * percent) / 100);
+        for (const target of round % 2 === 1 ? [service, peer] : [peer, service]) {
+          const figures = await measure(target, script, rate);
+          const list = rounds.get(key(service, percent, target)) ?? [];
+          list.push(figures);
+          rounds.set(key(service, percent, target), list);
+          const paced = figures.paced!;
+          process.stdout.write(
+            `round ${round} ${percent}% of ${peer} (${rate}/s) ${target}: achieved ${paced.achievedRate}/s (sent ${paced.sentRate}/s)  ` +
+              `p50 ${figures.p50} ms  p99 ${figures.p99} ms  p99.9 ${figures.p999} ms  errors ${errorsOf([figures])}  ` +
+              `load lag p99 ${paced.lagP99} ms, CPU ${paced.cpuUsPerRequest} µs/request  CPU ${figures.targetCpuUsPerCreate} µs/create` +
+              (figures.pgBackendCpuUsPerCreate === null
+                ? ''
+                : `  PostgreSQL: backends ${figures.pgBackendCpuUsPerCreate} µs/create, server ${figures.pgServerCpuUsPerCreate}, ` +
+                  `WAL ${figures.walBytesPerCreate} B/create`) +
+              `  peak RSS ${figures.peakRssMb} MB\n`,
+          );
+        }
+      }
+    }
+  }
+  const round2 = (value: number): number => Number(value.toFixed(2));
+  const summary = (list: Figures[], rate: number): RateSummary => ({
+    requestedRate: rate,
+    achievedRate: Math.round(median(list.map((f) => f.paced!.achievedRate))),
+    sentRate: Math.round(median(list.map((f) => f.paced!.sentRate))),
+    p50: round2(median(list.map((f) => f.p50))),
+    p99: round2(median(list.map((f) => f.p99))),
+    p999: round2(median(list.map((f) => f.p999))),
+    errors: list.reduce((sum, f) => sum + f.errors, 0),
+    errorsByKind: errorsOf(list),
+    loadLagP99: round2(median(list.map((f) => f.paced!.lagP99))),
+    loadCpuUsPerRequest: round2(median(list.map((f) => f.paced!.cpuUsPerRequest))),
+    targetCpuUsPerCreate: medianOf(list.map((f) => f.targetCpuUsPerCreate)),
+    pgBackendCpuUsPerCreate: medianOf(list.map((f) => f.pgBackendCpuUsPerCreate)),
+    pgServerCpuUsPerCreate: medianOf(list.map((f) => f.pgServerCpuUsPerCreate)),
+    walBytesPerCreate: medianOf(list.map((f) => f.walBytesPerCreate)),
+    peakRssMb: Math.max(...list.map((f) => f.peakRssMb)),
+    lostLogLines: list.reduce((sum, f) => sum + f.lostLogLines, 0),
+  });
+  const results = pairs.map(([service, peer]) => ({
+    service,
+    peer,
+    saturated: { service: saturated.get(service) ?? null, peer: saturated.get(peer)! },
+    byRate: RATES.map((percent) => {
+      const rate = Math.round((saturated.get(peer)! * percent) / 100);
+      const ours = rounds.get(key(service, percent, service))!;
+      const theirs = rounds.get(key(service, percent, peer))!;
+      const roundP99Ratios = ours.map((f, i) => round2(f.p99 / theirs[i].p99));
+      return {
+        percent,
+        rate,
+        service: summary(ours, rate),
+        peer: summary(theirs, rate),
+        p99Ratio: round2(median(ours.map((f) => f.p99)) / median(theirs.map((f) => f.p99))),
+        roundP99Ratios,
+        medianRoundP99Ratio: round2(median(roundP99Ratios)),
+      };
+    }),
+  }));
+  const cell = (value: number | null): string => (value === null ? '' : String(value));
+  const lines = [
+    '| % of peer | target | asked/s | achieved/s | p50 ms | p99 ms | p99.9 ms | errors | CPU µs/create | PG backends µs/create | PG server µs/create | WAL B/create | load lag p99 ms | peak RSS MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  const ratios: string[] = [];
+  const warnings: string[] = [];
+  for (const { service, peer, byRate } of results) {
+    for (const row of byRate) {
+      for (const [target, f] of [
+        [service, row.service],
+        [peer, row.peer],
+      ] as const) {
+        lines.push(
+          `| ${row.percent} % of ${peer} | ${target} | ${f.requestedRate} | ${f.achievedRate} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errorsByKind} | ` +
+            `${cell(f.targetCpuUsPerCreate)} | ${cell(f.pgBackendCpuUsPerCreate)} | ${cell(f.pgServerCpuUsPerCreate)} | ${cell(f.walBytesPerCreate)} | ` +
+            `${f.loadLagP99} | ${f.peakRssMb} |`,
+        );
+        if (f.achievedRate < 0.97 * f.requestedRate) {
+          warnings.push(
+            `warning: ${target} at ${row.percent} % of ${peer}: ${f.achievedRate}/s achieved of ${f.requestedRate}/s asked`,
+          );
+        }
+        if (isService(target) && f.lostLogLines > 0) {
+          warnings.push(
+            `warning: ${target} at ${row.percent} % of ${peer} answered ${f.lostLogLines} requests it did not log`,
+          );
+        }
+      }
+      ratios.push(
+        `p99 ${service} / ${peer} at ${row.percent} % (${row.rate}/s): ${row.p99Ratio} of the medians ` +
+          `(round by round ${row.roundP99Ratios.join(' ')}, median ${row.medianRoundP99Ratio})`,
+      );
+    }
+  }
+  process.stdout.write(
+    `\nfixed rate (bench/paced-load.ts, ${CONNECTIONS} connections, ${DURATION} s after 2 s of warm-up at the same rate), ` +
+      `medians of ${ROUNDS} interleaved rounds (errors: their sums); saturated rates: ` +
+      `${[...saturated].map(([target, rate]) => `${target} ${Math.round(rate)}/s`).join(', ')}${given.size > 0 ? ' (BENCH_PEER_RATES where given)' : ''}:\n` +
+      `${lines.join('\n')}\n${ratios.join('\n')}\n${warnings.map((line) => `${line}\n`).join('')}`,
+  );
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench/results/fixed-rate.json'),
+    `${JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        mode: 'fixed-rate',
+        load: 'bench/paced-load.ts',
+        node: process.version,
+        serviceNodeArgs: SERVICE_NODE_ARGS,
+        duration: DURATION,
+        rounds: ROUNDS,
+        connections: CONNECTIONS,
+        rates: RATES,
+        results,
+        perRound: Object.fromEntries(rounds),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
 async function main(): Promise<void> {
-  let targets = (process.env.BENCH_TARGETS ?? DEFAULT_TARGETS.join(',')).split(',') as TargetName[];
+  if (MODE !== 'saturate' && MODE !== 'fixed-rate')
+    throw new Error(`BENCH_MODE is saturate or fixed-rate, not ${MODE}`);
+  const fixedPairs = MODE === 'fixed-rate' ? fixedRatePairs() : [];
+  let targets =
+    MODE === 'fixed-rate'
+      ? [...new Set(fixedPairs.flat())]
+      : ((process.env.BENCH_TARGETS ?? DEFAULT_TARGETS.join(',')).split(',') as TargetName[]);
   if (targets.some((target) => STORE[target] === 'postgres') && !(await postgresReachable())) {
     process.stdout.write(
       `no PostgreSQL answers at ${POSTGRES_ADMIN} (BENCH_POSTGRES_URL): skipping postgres and node-pg\n`,
@@ -830,6 +1129,17 @@ async function main(): Promise<void> {
   const scriptDir = mkdtempSync(join(tmpdir(), 'plant-store-bench-wrk-'));
   const script = join(scriptDir, 'create.lua');
   writeFileSync(script, WRK_SCRIPT);
+  if (MODE === 'fixed-rate') {
+    try {
+      await fixedRate(
+        fixedPairs.filter((pair) => pair.every((target) => targets.includes(target))),
+        script,
+      );
+    } finally {
+      rmSync(scriptDir, { recursive: true, force: true });
+    }
+    return;
+  }
 
   const rounds = Object.fromEntries(targets.map((target) => [target, [] as Figures[]])) as Record<
     TargetName,
@@ -843,7 +1153,12 @@ async function main(): Promise<void> {
         `round ${round} ${target.padEnd(12)} ${figures.createsPerSecond.toFixed(0).padStart(6)} creates/s  ` +
           `p50 ${figures.p50} ms  p99 ${figures.p99} ms  p99.9 ${figures.p999} ms  errors ${figures.errors}  ` +
           `listen overflows ${figures.listenOverflows}  peak RSS ${figures.peakRssMb} MB  ` +
-          `written ${figures.writtenKbPerCreate} KB/create  peak WAL ${figures.peakWalMb} MB` +
+          `written ${figures.writtenKbPerCreate} KB/create  peak WAL ${figures.peakWalMb} MB  ` +
+          `CPU ${figures.targetCpuUsPerCreate} µs/create` +
+          (figures.pgBackendCpuUsPerCreate === null
+            ? ''
+            : `  PostgreSQL: backends ${figures.pgBackendCpuUsPerCreate} µs/create, server ${figures.pgServerCpuUsPerCreate}, ` +
+              `WAL ${figures.walBytesPerCreate} B/create`) +
           (isService(target) ? `  log lines lost ${figures.lostLogLines}\n` : '\n'),
       );
     }
@@ -865,6 +1180,10 @@ async function main(): Promise<void> {
           lostLogLines: list.reduce((sum, f) => sum + f.lostLogLines, 0),
           writtenKbPerCreate: median(list.map((f) => f.writtenKbPerCreate)),
           peakWalMb: Math.max(...list.map((f) => f.peakWalMb)),
+          targetCpuUsPerCreate: Number(median(list.map((f) => f.targetCpuUsPerCreate)).toFixed(1)),
+          pgBackendCpuUsPerCreate: medianOf(list.map((f) => f.pgBackendCpuUsPerCreate)),
+          pgServerCpuUsPerCreate: medianOf(list.map((f) => f.pgServerCpuUsPerCreate)),
+          walBytesPerCreate: medianOf(list.map((f) => f.walBytesPerCreate)),
         },
       ];
     }),
@@ -909,11 +1228,16 @@ async function main(): Promise<void> {
   );
 
   const lines = [
-    `| target | connections | creates/s | p50 ms | p99 ms | p99.9 ms | errors | listen overflows | peak RSS MB | KB written/create | peak WAL MB |`,
-    `|---|---|---|---|---|---|---|---|---|---|---|`,
+    `| target | connections | creates/s | p50 ms | p99 ms | p99.9 ms | errors | listen overflows | peak RSS MB | KB written/create | peak WAL MB | CPU µs/create | PG backends µs/create | PG server µs/create | WAL B/create |`,
+    `|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`,
     ...targets.map((target) => {
       const f = summary[target]!;
-      return `| ${target} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ${f.peakRssMb} | ${f.writtenKbPerCreate} | ${f.peakWalMb} |`;
+      const cell = (value: number | null): string => (value === null ? '' : String(value));
+      return (
+        `| ${target} | ${connectionsFor(target)} | ${f.createsPerSecond} | ${f.p50} | ${f.p99} | ${f.p999} | ${f.errors} | ${f.listenOverflows} | ` +
+        `${f.peakRssMb} | ${f.writtenKbPerCreate} | ${f.peakWalMb} | ${f.targetCpuUsPerCreate} | ${cell(f.pgBackendCpuUsPerCreate)} | ` +
+        `${cell(f.pgServerCpuUsPerCreate)} | ${cell(f.walBytesPerCreate)} |`
+      );
     }),
   ];
   process.stdout.write(
