@@ -59,14 +59,22 @@ const child = spawn(
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   },
 );
+let out = '';
+child.stdout.on('data', (chunk) => (out += chunk));
+/** Resolves once the server's log holds `count` request lines: a create ends with its line. */
+async function logged(count) {
+  while ((out.match(/"msg":"request completed"/g) ?? []).length < count) {
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+  }
+}
 try {
   const port = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
+    const listening = () => {
       const match = /"port":(\d+),"msg":"Plant Store listening/.exec(out);
       if (match) resolve(Number(match[1]));
-    });
+      else child.stdout.once('data', listening);
+    };
+    listening();
     child.on('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${out}`)));
   });
   await post(port, token, 1);
@@ -77,6 +85,7 @@ try {
   for (const id of [3, 4]) {
     await ask(child, 'reset');
     await post(port, token, id);
+    await logged(id); // the create's own line, written once it is answered, is part of it
     runs.push(new Set(await ask(child, 'take')));
   }
   const ran = [...runs[0]].filter((file) => runs[1].has(file));

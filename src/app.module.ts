@@ -9,8 +9,8 @@ import { AllExceptionsFilter } from './http/all-exceptions.filter';
 import { HealthModule } from './health/health.module';
 import { ErrorResponses } from './http/error-response';
 import { ClientLimits } from './http/http-server';
-import { JsonBodyInterceptor } from './http/json-body';
-import { StrictValidationPipe } from './http/strict-validation.pipe';
+import { JsonBodyInterceptor, StrictValidationPipe } from './http/json-body';
+
 import { OpenRequests } from './http/open-requests';
 import { RequestGate } from './http/request-gate';
 import { createRootLogger, ROOT_LOGGER } from './observability/logger';

@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { IsInt, IsString } from 'class-validator';
 import request from 'supertest';
-import { ParseInt64Pipe } from '../src/http/parse-int64.pipe';
+import { ParseInt64Pipe } from '../src/http/parameters';
 import { NewPlant } from '../src/plants/dto/plant.dto';
 import { listeningTestApp } from './support/app';
 

@@ -34,14 +34,15 @@ describe('the OpenAPI document', () => {
     expect(ui.text).toMatch(/swagger-ui/i);
   });
 
-  it('describes the interface as the contract fixes it', async () => {
+  // The operations an engineer adds take their place beside it: no path list is pinned here (the
+  // committed document, regenerated with them, is the list).
+  it('describes the create as the contract fixes it', async () => {
     const doc = (await request(t.server).get('/docs-json')).body;
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.info.license.name).toBe('MIT');
-    expect(Object.keys(doc.paths)).toEqual(['/plants']);
-    expect(Object.keys(doc.paths['/plants'])).toEqual(['post']);
     const op = doc.paths['/plants'].post;
+    expect(op.operationId).toBe('createPlant');
     expect(op.requestBody.required).toBe(true);
     expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/NewPlant' });
     expect(Object.keys(op.responses).sort()).toEqual(['200', '400']);

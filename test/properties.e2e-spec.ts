@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
 import request from 'supertest';
-import { INT64_MAX, INT64_MIN } from '../src/http/parse-int64.pipe';
+import { INT64_MAX, INT64_MIN } from '../src/http/parameters';
 import { startTestApp, type TestApp } from './support/app';
 import { schemaValidators } from './support/openapi-validator';
 

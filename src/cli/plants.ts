@@ -7,8 +7,9 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { NestFactory } from '@nestjs/core';
 import { ApiError } from '../errors/api-error';
-import { parseJson } from '../http/json-body';
-import { StrictValidationPipe } from '../http/strict-validation.pipe';
+import { StrictValidationPipe } from '../http/json-body';
+import { parseJson } from '../http/json-numbers';
+
 import { NewPlant } from '../plants/dto/plant.dto';
 import { PLANT_FIELDS, type PlantEntity } from '../plants/plant.entity';
 import { type Outcome, PlantsRepository } from '../plants/plants.repository';

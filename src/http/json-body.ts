@@ -1,76 +1,53 @@
-import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
+import {
+  type ArgumentMetadata,
+  type CallHandler,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type NestInterceptor,
+  type Type,
+  ValidationPipe,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import bytes from 'bytes';
 import contentType from 'content-type';
 import type { Request } from 'express';
+import { getMetadataStorage, type ValidationError, type ValidatorOptions, validateSync } from 'class-validator';
 import getRawBody from 'raw-body';
 import type { Observable } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
-import { ApiError } from '../errors/api-error';
+import { ApiError, invalidBody } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
-import { parseJsonNumber, sourcesOf } from './json-numbers';
+import { MAY_ROUND, parseJson } from './json-numbers';
+import { strictParameter } from './parameters';
 import { IS_PUBLIC_KEY } from './public.decorator';
-
-/** Where JSON.parse may have rounded a number: 16 digits or more, or an exponent (`1e-400` is 0). */
-const MAY_ROUND = /\d{16}|\d[\d.]{16}|\d[eE][+-]?\d/;
-
-/**
- * `JSON.parse`, exact where it would round: an integer member of the object (top level) past 2^53
- * is an exact `bigint`, and a fraction member it would make an integer (`1.0000000000000001`) is
- * NaN; every other value is JSON.parse's. Nested values are never walked.
- */
-export function parseJson(text: string): unknown {
-  const body = JSON.parse(text) as unknown;
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !MAY_ROUND.test(text)) return body;
-  const members = body as Record<string, unknown>;
-  // Any integer may be one that was rounded: each is read again from its text.
-  const integers = Object.keys(members).filter((key) => Number.isInteger(members[key]));
-  if (integers.length === 0) return body;
-  const sources = sourcesOf(text, integers);
-  for (const key of integers) {
-    const exact = parseJsonNumber(sources[key]!);
-    if (typeof exact !== 'bigint' || !Number.isSafeInteger(members[key])) members[key] = exact;
-  }
-  return body;
-}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 const badBody = (message: string): ApiError => new ApiError(ErrorCode.BadRequest, `Request body ${message}`);
+const unsupported = (message: string): ApiError => new ApiError(ErrorCode.UnsupportedMediaType, message);
+const tooLarge = (limit: number): ApiError =>
+  new ApiError(
+    ErrorCode.PayloadTooLarge,
+    `Request body is larger than ${bytes.format(limit)} (the server's BODY_LIMIT)`,
+  );
 
-function checkMediaType(request: Request): void {
-  let parsed: contentType.ParsedMediaType | undefined;
+/** The body's text, once its headers are accepted (JSON, UTF-8, no coding); empty when none was sent. */
+async function readText(request: Request, limit: number): Promise<string> {
+  let type: contentType.ParsedMediaType | undefined;
   try {
-    parsed = contentType.parse(request);
+    type = contentType.parse(request);
   } catch {
     // absent or unparsable: refused below
   }
-  if (parsed?.type !== 'application/json') {
-    throw new ApiError(ErrorCode.UnsupportedMediaType, 'Content-Type must be application/json');
-  }
-  const charset = parsed.parameters.charset?.toLowerCase();
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError(ErrorCode.UnsupportedMediaType, `Charset "${charset}" is not supported; JSON is UTF-8`);
-  }
-  const encoding = request.headers['content-encoding'];
-  if (encoding !== undefined) {
-    throw new ApiError(
-      ErrorCode.UnsupportedMediaType,
-      `Content-Encoding "${encoding.slice(0, 64)}" is not supported; send the body as it is, without one`,
-    );
-  }
-}
-
-/** The body's text, once its headers are accepted; empty when none was sent. */
-async function readText(request: Request, limit: number): Promise<string> {
-  checkMediaType(request);
+  const { charset = 'utf-8' } = type?.parameters ?? {};
+  const coding = request.headers['content-encoding']?.slice(0, 64);
+  if (type?.type !== 'application/json') throw unsupported('Content-Type must be application/json');
+  if (!/^utf-?8$/i.test(charset))
+    throw unsupported(`Charset "${charset.toLowerCase()}" is not supported; JSON is UTF-8`);
+  if (coding !== undefined) throw unsupported(`Content-Encoding "${coding}" is not supported; send the body as it is`);
   const length = request.headers['content-length'];
-  const tooLarge = (): ApiError =>
-    new ApiError(
-      ErrorCode.PayloadTooLarge,
-      `Request body is larger than ${bytes.format(limit)} (the server's BODY_LIMIT)`,
-    );
-  if (length !== undefined && Number(length) > limit) throw tooLarge();
+  if (length !== undefined && Number(length) > limit) throw tooLarge(limit);
   // Only now, with the request accepted on its headers, is the client told to send its body.
   if (request.httpVersionMinor === 1 && /^100-continue$/i.test(request.headers.expect ?? '')) {
     request.res?.writeContinue();
@@ -79,7 +56,7 @@ async function readText(request: Request, limit: number): Promise<string> {
   try {
     raw = await getRawBody(request, { length, limit });
   } catch (error) {
-    if ((error as { type?: unknown } | null)?.type === 'entity.too.large') throw tooLarge();
+    if ((error as { type?: unknown } | null)?.type === 'entity.too.large') throw tooLarge(limit);
     throw badBody('was incomplete: it ended before its declared length');
   }
   try {
@@ -90,10 +67,8 @@ async function readText(request: Request, limit: number): Promise<string> {
 }
 
 /**
- * Nest's body parser stays off, for two reasons: `JSON.parse` alone rounds ids past 2^53, and a
- * body is read only once the guards have let its client in (an interceptor runs after them). So
- * `@Body()` gets the JSON of a request that sent one, exact (`parseJson`); a `@Public()` route's
- * body is never read.
+ * Nest's body parser stays off: `JSON.parse` alone rounds ids past 2^53, and a body is read only once
+ * the guards let its client in (interceptors run after them). `@Body()` gets the JSON sent, exact.
  */
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
@@ -106,21 +81,80 @@ export class JsonBodyInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<Request>();
     const { headers } = request;
     const sent = headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
-    if ((sent || headers['content-type'] !== undefined) && !this.isPublic(context)) {
+    const targets = [context.getHandler(), context.getClass()];
+    if ((sent || headers['content-type'] !== undefined) && !this.reflector.getAllAndOverride(IS_PUBLIC_KEY, targets)) {
       const text = await readText(request, this.config.bodyLimit);
-      if (text !== '') {
-        try {
-          request.body = parseJson(text);
-        } catch (error) {
-          throw badBody(`is not valid JSON${error instanceof SyntaxError ? `: ${error.message}` : ''}`);
-        }
+      try {
+        // JSON.parse is exact but for a number it may have rounded: only such a body is read number by number.
+        if (text !== '') request.body = MAY_ROUND.test(text) ? parseJson(text) : (JSON.parse(text) as unknown);
+      } catch (error) {
+        throw badBody(`is not valid JSON${error instanceof SyntaxError ? `: ${error.message}` : ''}`);
       }
     }
     return next.handle();
   }
+}
 
-  private isPublic(context: ExecutionContext): boolean {
-    const targets = [context.getHandler(), context.getClass()];
-    return this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, targets) === true;
+/** A member the class declares as one of these is never an object: one sent is handed on as `{}`, unwalked. */
+const PRIMITIVES: readonly unknown[] = [String, Number, Boolean, BigInt];
+
+/**
+ * Nest's ValidationPipe, strict: a body is its class's declared members only (no unknown one is
+ * walked), nothing is coerced, and a parameter declared a number is one exactly (`strictParameter`).
+ */
+@Injectable()
+export class StrictValidationPipe extends ValidationPipe {
+  private readonly declared = new Map<Type, readonly string[]>();
+
+  constructor() {
+    super({
+      transform: true,
+      whitelist: true,
+      forbidUnknownValues: true,
+      transformOptions: { enableImplicitConversion: false }, // "5" is not an id
+      validationError: { target: true, value: false },
+      stopAtFirstError: true,
+      exceptionFactory: invalidBody,
+    });
+  }
+
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const { type, metatype } = metadata;
+    const body = type === 'body' && metatype !== undefined && this.toValidate(metadata);
+    return super.transform(body ? this.declaredMembers(value, metatype) : value, metadata);
+  }
+
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata); // a primitive too
+  }
+
+  protected override transformPrimitive(value: unknown, metadata: ArgumentMetadata): unknown {
+    const read = typeof value === 'string' ? strictParameter(value, metadata) : value;
+    return read === value ? super.transformPrimitive(value, metadata) : read;
+  }
+
+  /** No rule here is asynchronous: validating at once saves the turns of the event loop a promise costs. */
+  protected override validate(object: object, options?: ValidatorOptions): ValidationError[] {
+    return validateSync(object, options);
+  }
+
+  private declaredMembers(value: unknown, type: Type): Record<string, unknown> {
+    if (value === undefined) throw badBody(`is required: a JSON ${type.name} object`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw badBody(`must be a JSON object (${type.name})`);
+    }
+    let names = this.declared.get(type);
+    if (names === undefined) {
+      const rules = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
+      this.declared.set(type, (names = [...new Set(rules.map((rule) => rule.propertyName))]));
+    }
+    const sent = value as Record<string, unknown>;
+    const members: Record<string, unknown> = {};
+    for (const name of names) {
+      const member = Object.hasOwn(sent, name) ? sent[name] : undefined;
+      const primitive = PRIMITIVES.includes(Reflect.getMetadata('design:type', type.prototype as object, name));
+      members[name] = typeof member === 'object' && member !== null && primitive ? {} : member;
+    }
+    return members;
   }
 }

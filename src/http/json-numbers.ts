@@ -1,5 +1,28 @@
 /** What `JSON.parse` would round, read exactly from the source text: needed only for such numbers. */
 
+/** Where JSON.parse may have rounded a number: 16 digits or more, or an exponent (`1e-400` is 0). */
+export const MAY_ROUND = /\d{16}|\d[\d.]{16}|\d[eE][+-]?\d/;
+
+/**
+ * `JSON.parse`, exact where it would round: an integer member of the object (top level) past 2^53
+ * is an exact `bigint`, and a fraction member it would make an integer (`1.0000000000000001`) is
+ * NaN; every other value is JSON.parse's. Nested values are never walked.
+ */
+export function parseJson(text: string): unknown {
+  const body = JSON.parse(text) as unknown;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const members = body as Record<string, unknown>;
+  // Any integer may be one that was rounded: each is read again from its text.
+  const integers = Object.keys(members).filter((key) => Number.isInteger(members[key]));
+  if (integers.length === 0) return body;
+  const sources = sourcesOf(text, integers);
+  for (const key of integers) {
+    const exact = parseJsonNumber(sources[key]!);
+    if (typeof exact !== 'bigint' || !Number.isSafeInteger(members[key])) members[key] = exact;
+  }
+  return body;
+}
+
 const ZERO = 0x30;
 
 /**

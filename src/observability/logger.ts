@@ -33,14 +33,20 @@ export function createRootLogger(
     dest: fd,
     sync: false,
     maxLength: bufferBytes,
-    // sonic-boom measures the chunk a line joins on every write: chunks stay small, so lines stay cheap.
-    maxWrite: 16 * 1024,
+    maxWrite: 4 * 1024 * 1024, // a long turn under load logs much: one write takes it all
     minLength: 1, // with 0, flush(cb) calls back with a write still under way
     retryEAGAIN: () => !exiting,
+    // In string mode sonic-boom measures the waiting text on every write: a backlog costs each line.
+    contentMode: 'buffer',
   });
+  // sonic-boom's typings know only its string mode; in buffer mode `write` takes a Buffer.
+  const lines = {
+    write: (line: string): boolean => destination.write(Buffer.from(line) as unknown as string),
+    flush: (done?: (error?: Error) => unknown): void => destination.flush(done),
+  };
   const logger = pino(
     { level, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
-    destination,
+    lines,
   );
   let dropped = 0;
   destination.on('drop', () => {

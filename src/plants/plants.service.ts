@@ -2,7 +2,7 @@ import { ConflictException, Injectable } from '@nestjs/common';
 import { Metrics } from '../observability/metrics';
 import type { NewPlant, Plant } from './dto/plant.dto';
 import type { PlantEntity } from './plant.entity';
-import { PlantsRepository } from './plants.repository';
+import { type Outcome, PlantsRepository } from './plants.repository';
 
 @Injectable()
 export class PlantsService {
@@ -16,10 +16,16 @@ export class PlantsService {
    * same plant is a safe retry (answered again); by a different one, a conflict (409).
    */
   async create(newPlant: NewPlant): Promise<Plant> {
+    const { plant, outcome } = await this.store(newPlant);
+    if (outcome === 'conflict') throw new ConflictException(`A different plant already has id ${plant.id}`);
+    return plant.tag === null ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+  }
+
+  /** Stores the plant unless its id is taken, and says what that came to (`plants import` reports each). */
+  async store(newPlant: NewPlant): Promise<{ plant: PlantEntity; outcome: Outcome }> {
     const plant: PlantEntity = { id: newPlant.id.toString(), name: newPlant.name, tag: newPlant.tag ?? null };
     const outcome = await this.plants.add(plant);
     this.metrics.created(outcome);
-    if (outcome === 'conflict') throw new ConflictException(`A different plant already has id ${plant.id}`);
-    return plant.tag === null ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+    return { plant, outcome };
   }
 }

@@ -21,9 +21,18 @@ function documented(): string[] {
   return [...section.matchAll(/^\d+\. `(src\/[^`]+)`/gm)].map((match) => match[1]);
 }
 
+/** The participants of the request path's sequence diagram (Mermaid) that are files, in order. */
+function diagrammed(): string[] {
+  const text = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const diagram = /^```mermaid\n(sequenceDiagram[\s\S]*?)^```/m.exec(text)?.[1] ?? '';
+  return [...diagram.matchAll(/^\s*participant \w+ as (src\/\S+)$/gm)].map((match) => match[1]);
+}
+
 describe('one create', () => {
-  it('runs code in exactly the files docs/architecture.md names', async () => {
-    expect(await createPath()).toEqual([...documented()].sort());
+  it('runs code in exactly the files docs/architecture.md names, in its list and in its sequence diagram', async () => {
+    const ran = await createPath();
+    expect(ran).toEqual([...documented()].sort());
+    expect(diagrammed()).toEqual(documented());
   });
 
   it('visits at most 10 files, none over 300 lines', () => {

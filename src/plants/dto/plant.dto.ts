@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateBy } from 'class-validator';
-import { INT64_MAX, INT64_MIN, int64Expected } from '../../http/parse-int64.pipe';
+import { INT64_MAX, INT64_MIN, int64Expected } from '../../http/parameters';
 
 /** Both stores keep it exactly: no lone surrogate (no UTF-8 form), no U+0000 (PostgreSQL refuses it). */
 export function isText(value: unknown): value is string {

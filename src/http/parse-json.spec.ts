@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { parse } from 'lossless-json';
-import { parseJson } from './json-body';
-import { parseJsonNumber } from './json-numbers';
+import { parseJson, parseJsonNumber } from './json-numbers';
 
 /** The members of an object body, as parseJson hands them over. */
 function membersOf(text: string): Record<string, unknown> {
