@@ -62,7 +62,7 @@ describe('the root logger', () => {
       // in 16 KB pieces (one a turn, they would leave megabytes waiting on a busy server).
       for (let i = 0; i < 1000; i++) logger.info({ i, pad: 'x'.repeat(250) }, 'line');
       await new Promise((resolve) => logger.flush(resolve));
-      const sizes = writes.mock.calls.filter(([to]) => to === fd).map(([, data]) => (data as Buffer).length);
+      const sizes = writes.mock.calls.filter(([to]) => to === fd).map(([, data]) => (data as unknown as Buffer).length);
       expect(sizes.length).toBe(2);
       expect(sizes[1]).toBeGreaterThan(300 * 1024);
     } finally {

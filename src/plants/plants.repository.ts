@@ -31,6 +31,8 @@ const byId = (a: PlantEntity, b: PlantEntity): number => (BigInt(a.id) < BigInt(
 @Injectable()
 export class PlantsRepository {
   private readonly commits: GroupCommit<PlantEntity, Outcome>;
+  /** The INSERT of each batch size, its text. */
+  private readonly inserts = new Map<number, string>();
 
   constructor(
     @InjectRepository(PlantEntity) private readonly plants: Repository<PlantEntity>,
@@ -62,27 +64,48 @@ export class PlantsRepository {
   }
 
   /**
-   * One batch, in its transaction: what is stored under its ids is read, then its new plants are
-   * inserted, in id order (two instances inserting the same new ids in different orders would each
-   * wait for the other). On PostgreSQL another instance may insert one of them meanwhile: the
-   * insert fails on the key, nothing is written, and the batch is tried again (the store's busy case).
+   * One batch, in its transaction: its plants inserted in id order, each id once (two instances
+   * inserting the same new ids in different orders would each wait for the other), those whose
+   * ids are taken skipped; then what is stored under those is read. A plant is judged as if the
+   * batch's creates had come one after the other.
    */
   private async write(batch: readonly PlantEntity[], manager: EntityManager): Promise<Outcome[]> {
-    const plants = manager.withRepository(this.plants);
-    const ids = [...new Set(batch.map((plant) => plant.id))];
-    const stored = await selectPlants(plants).where('plant.id IN (:...ids)', { ids }).getRawMany<PlantEntity>();
-    const holders = new Map(stored.map((plant) => [plant.id, plant]));
-    const added: PlantEntity[] = [];
-    const outcomes = batch.map((plant): Outcome => {
-      const holder = holders.get(plant.id);
-      if (holder === undefined) {
-        holders.set(plant.id, plant);
-        added.push(plant);
-        return 'created';
-      }
+    const firsts = new Map<string, PlantEntity>();
+    for (const plant of batch) if (!firsts.has(plant.id)) firsts.set(plant.id, plant);
+    const rows = [...firsts.values()].sort(byId);
+    const created = new Set(await this.insertNew(manager, rows));
+    const taken = rows.filter((plant) => !created.has(plant.id)).map((plant) => plant.id);
+    if (taken.length > 0) {
+      const query = selectPlants(manager.withRepository(this.plants)).where('plant.id IN (:...taken)', { taken });
+      for (const stored of await query.getRawMany<PlantEntity>()) firsts.set(stored.id, stored);
+    }
+    return batch.map((plant) => {
+      const holder = firsts.get(plant.id)!;
+      if (holder === plant) return 'created';
       return sameFields(holder, plant) ? 'replayed' : 'conflict';
     });
-    if (added.length > 0) await plants.insert(added.sort(byId));
-    return outcomes;
+  }
+
+  /**
+   * The ids of `rows` inserted: SQL of both stores that TypeORM's query builder cannot write on
+   * SQLite (RETURNING). Kept for each batch size up to 64: building it costs more than running it.
+   */
+  private async insertNew(manager: EntityManager, rows: readonly PlantEntity[]): Promise<string[]> {
+    const { columns, tablePath } = this.plants.metadata;
+    let sql = this.inserts.get(rows.length);
+    if (sql === undefined) {
+      const { driver } = manager.connection;
+      const tuple = (row: number): string =>
+        `(${columns.map((_, i) => driver.createParameter(`p${i}`, row * columns.length + i)).join(', ')})`;
+      sql =
+        `INSERT INTO ${driver.escape(tablePath)} (${columns.map((column) => driver.escape(column.databaseName)).join(', ')}) ` +
+        `VALUES ${rows.map((_, row) => tuple(row)).join(', ')} ON CONFLICT DO NOTHING RETURNING CAST(id AS TEXT) AS id`;
+      if (rows.length <= 64) this.inserts.set(rows.length, sql);
+    }
+    const inserted: { id: string }[] = await manager.query(
+      sql,
+      rows.flatMap((row) => columns.map((column): unknown => column.getEntityValue(row))),
+    );
+    return inserted.map((row) => row.id);
   }
 }

@@ -1,5 +1,5 @@
 import { DatabaseError } from 'pg';
-import { isUniqueViolation, postgresFailure } from './connection';
+import { postgresFailure } from './connection';
 import { StoreUnavailableError } from '../../errors/api-error';
 
 function serverError(code: string): DatabaseError {
@@ -52,13 +52,5 @@ describe('postgresFailure', () => {
   it('turns an error without a code (a terminated connection, a query with no answer in time) into unavailability', () => {
     expect(postgresFailure(new Error('Connection terminated unexpectedly'))).toBeInstanceOf(StoreUnavailableError);
     expect(postgresFailure(new Error('Query read timeout'))).toBeInstanceOf(StoreUnavailableError);
-  });
-});
-
-describe('isUniqueViolation', () => {
-  it('is SQLSTATE 23505 from the server only: another instance inserted the id first', () => {
-    expect(isUniqueViolation(serverError('23505'))).toBe(true);
-    expect(isUniqueViolation(serverError('23502'))).toBe(false);
-    expect(isUniqueViolation(Object.assign(new Error('duplicate'), { code: '23505' }))).toBe(false);
   });
 });

@@ -24,10 +24,6 @@ export function postgresFailure(error: unknown): unknown {
   return new StoreUnavailableError(typeof code === 'string' ? code : 'connection failed', { cause: error });
 }
 
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof DatabaseError && error.code === '23505';
-}
-
 /** SET LOCAL, as one statement: a transaction pooler refuses these as connection parameters. */
 export const BOUNDS =
   `SELECT set_config('statement_timeout', '${POSTGRES_STATEMENT_TIMEOUT_MS}', true), ` +

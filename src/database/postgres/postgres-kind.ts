@@ -18,7 +18,6 @@ import { StoreCheck } from '../store-outage';
 import { answeredWithin, StoreUnavailableError } from '../../errors/api-error';
 import {
   BOUNDS,
-  isUniqueViolation,
   POSTGRES_ANSWER_WAIT_MS,
   POSTGRES_COMMIT_WAIT_MS,
   POSTGRES_POOL_WAIT_MS,
@@ -77,9 +76,10 @@ export const POSTGRES: StoreKind<PostgresConfig> = {
     logging: false,
   }),
   describe: (database) => `PostgreSQL at ${redact(database.url)}`,
-  // Another instance inserted one of the batch's new ids first: read again, the batch is a replay or a conflict.
-  isBusy: isUniqueViolation,
-  busyWith: 'other instances kept inserting the same ids',
+  // A write waits on another's locks within its bounds (lock_timeout: 503 past them); an id another
+  // instance takes meanwhile is skipped by the insert and read.
+  isBusy: () => false,
+  busyWith: 'other writers kept the rows locked',
   failure: postgresFailure,
   transactionsAtOnce: 8,
   readsInTransaction: true,
