@@ -18,7 +18,7 @@ export class PlantsService {
   async create(newPlant: NewPlant): Promise<Plant> {
     const { plant, outcome } = await this.store(newPlant);
     if (outcome === 'conflict') throw new ConflictException(`A different plant already has id ${plant.id}`);
-    return plant.tag === null ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+    return this.answer(plant);
   }
 
   /** Stores the plant unless its id is taken, and says what that came to (`plants import` reports each). */
@@ -27,5 +27,10 @@ export class PlantsService {
     const outcome = await this.plants.add(plant);
     this.metrics.created(outcome);
     return { plant, outcome };
+  }
+
+  /** A stored plant as the interface shows it: no id, and no field it has no value for. */
+  private answer(plant: PlantEntity): Plant {
+    return plant.tag === null ? { name: plant.name } : { name: plant.name, tag: plant.tag };
   }
 }
