@@ -58,7 +58,7 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
     const read = (hashes: string[]): Promise<TokenRecord[]> =>
       store.read((manager) =>
         manager
-          .withRepository(tokens)
+          .getRepository(tokens.target)
           .createQueryBuilder('token')
           .select('token.tokenHash', 'hash')
           .addSelect('token.name', 'name')

@@ -148,12 +148,12 @@ export class StrictValidationPipe extends ValidationPipe {
       const rules = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
       this.declared.set(type, (names = [...new Set(rules.map((rule) => rule.propertyName))]));
     }
-    const sent = value as Record<string, unknown>;
     const members: Record<string, unknown> = {};
     for (const name of names) {
-      const member = Object.hasOwn(sent, name) ? sent[name] : undefined;
-      const primitive = PRIMITIVES.includes(Reflect.getMetadata('design:type', type.prototype as object, name));
-      members[name] = typeof member === 'object' && member !== null && primitive ? {} : member;
+      const member = Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
+      const nested = typeof member === 'object' && member !== null;
+      const declared: unknown = nested ? Reflect.getMetadata('design:type', type.prototype as object, name) : undefined;
+      members[name] = PRIMITIVES.includes(declared) ? {} : member;
     }
     return members;
   }
