@@ -1,10 +1,9 @@
 import {
   type ArgumentMetadata,
-  type CallHandler,
+  type CanActivate,
   type ExecutionContext,
   Inject,
   Injectable,
-  type NestInterceptor,
   type Type,
   ValidationPipe,
 } from '@nestjs/common';
@@ -14,7 +13,6 @@ import contentType from 'content-type';
 import type { Request } from 'express';
 import { getMetadataStorage, type ValidationError, type ValidatorOptions, validateSync } from 'class-validator';
 import getRawBody from 'raw-body';
-import type { Observable } from 'rxjs';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { ApiError, invalidBody } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
@@ -67,17 +65,18 @@ async function readText(request: Request, limit: number): Promise<string> {
 }
 
 /**
- * Nest's body parser stays off: `JSON.parse` alone rounds ids past 2^53, and a body is read only once
- * the guards let its client in (interceptors run after them). `@Body()` gets the JSON sent, exact.
+ * The last global guard: a request goes on to its handler with its JSON body read (exact: Nest's
+ * parser rounds ids past 2^53), or is refused (415, 413, 400); a `@Public()` route's is never read.
+ * Only the guards before it have said who the client is and that it may: `@Body()` then has it.
  */
 @Injectable()
-export class JsonBodyInterceptor implements NestInterceptor {
+export class JsonBodyGuard implements CanActivate {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly reflector: Reflector,
   ) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
     const { headers } = request;
     const sent = headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
@@ -91,7 +90,7 @@ export class JsonBodyInterceptor implements NestInterceptor {
         throw badBody(`is not valid JSON${error instanceof SyntaxError ? `: ${error.message}` : ''}`);
       }
     }
-    return next.handle();
+    return true;
   }
 }
 

@@ -1,4 +1,4 @@
-import { type ExecutionContext, Inject, Injectable, Module } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable, Module, type Provider } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerGuard, type ThrottlerLimitDetail, ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
@@ -59,14 +59,17 @@ class RedisCountsModule {}
       }),
     }),
   ],
-  providers: [
-    TokenThrottlerGuard,
-    // Nest skips a global guard whose factory gives null: a guard that passes all costs a request about 10 %.
-    {
-      provide: APP_GUARD,
-      inject: [APP_CONFIG, TokenThrottlerGuard],
-      useFactory: ({ rateLimit }: AppConfig, guard: TokenThrottlerGuard) => (rateLimit === undefined ? null : guard),
-    },
-  ],
+  providers: [TokenThrottlerGuard],
+  exports: [TokenThrottlerGuard],
 })
 export class RateLimitModule {}
+
+/**
+ * RATE_LIMIT's global guard, for AppModule's list of them; none while it is unset (Nest skips a
+ * global guard whose factory gives null: one that passed every request would cost each).
+ */
+export const rateLimitGuard: Provider = {
+  provide: APP_GUARD,
+  inject: [APP_CONFIG, TokenThrottlerGuard],
+  useFactory: ({ rateLimit }: AppConfig, guard: TokenThrottlerGuard) => (rateLimit === undefined ? null : guard),
+};
