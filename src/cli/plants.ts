@@ -2,7 +2,8 @@
 import '../node-version';
 import 'reflect-metadata';
 import { once } from 'node:events';
-import { accessSync, constants, createReadStream } from 'node:fs';
+import { setImmediate } from 'node:timers/promises';
+import { accessSync, constants, createReadStream, ReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Inject, Module } from '@nestjs/common';
@@ -13,7 +14,8 @@ import { StrictValidationPipe } from '../http/strict-validation.pipe';
 import { NewPlant } from '../plants/dto/plant.dto';
 import { PLANT_FIELDS, type PlantEntity } from '../plants/plant.entity';
 import { type Outcome, PlantsRepository } from '../plants/plants.repository';
-import { OperatorCommand, OperatorError, runCommand, standardOutputClosed } from './command';
+import { OperatorError, runCommand, standardOutputClosed } from './command';
+import { PLAIN_EVERY_SECONDS, Progress, ProgressCommand, type ProgressOptions } from './progress';
 
 const USAGE = `usage: npm run plants -- export | import FILE | import -
 
@@ -22,6 +24,9 @@ const USAGE = `usage: npm run plants -- export | import FILE | import -
   import FILE   store the plants of FILE (- for standard input; lines as export prints them) by
                 the create rule: the same plant is left as it is, a different one under a taken id
                 is skipped and reported on stderr; exit 1 if any line was skipped
+
+  --quiet       no progress on stderr (by default: a bar on a terminal, elsewhere a plain line
+                every ${PLAIN_EVERY_SECONDS} s, or every --progress-every SECONDS)
 
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
@@ -35,14 +40,25 @@ function plantLine(plant: PlantEntity): string {
 }
 
 @Command({ name: 'export' })
-class ExportPlants extends OperatorCommand {
-  async run(): Promise<void> {
+class ExportPlants extends ProgressCommand {
+  async run(_: string[], options: ProgressOptions): Promise<void> {
     if (standardOutputClosed()) {
       throw new OperatorError('standard output is closed: the export would be written nowhere');
     }
     await this.withStore(async (get) => {
-      for await (const plant of get(PlantsRepository).all()) {
-        if (!process.stdout.write(plantLine(plant))) await once(process.stdout, 'drain');
+      const plants = get(PlantsRepository);
+      // The share done and the time left: a count of the rows first (none when quiet).
+      const progress = new Progress('export', options.quiet === true ? undefined : await plants.count(), options);
+      let count = 0;
+      try {
+        for await (const plant of plants.all()) {
+          if (!process.stdout.write(plantLine(plant))) await once(process.stdout, 'drain');
+          progress.update(++count);
+          // A turn of the event loop a page: SQLite's reads and a file's writes take none, and the progress is timed.
+          if (count % 1000 === 0) await setImmediate();
+        }
+      } finally {
+        progress.stop();
       }
     });
   }
@@ -54,20 +70,28 @@ const IMPORT_CHUNK = 1000;
 type Counts = Record<Outcome | 'invalid', number>;
 
 @Command({ name: 'import', arguments: '<file>' })
-class ImportPlants extends OperatorCommand {
+class ImportPlants extends ProgressCommand {
   @Inject(StrictValidationPipe) private readonly validation!: StrictValidationPipe;
 
-  async run([file]: string[]): Promise<void> {
+  async run([file]: string[], options: ProgressOptions): Promise<void> {
+    let size: number | undefined;
     if (file !== '-') {
       try {
         accessSync(file, constants.R_OK);
+        size = statSync(file).size;
       } catch (error) {
         throw new OperatorError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unknown'})`);
       }
     }
     await this.withStore(async (get) => {
       const input = file === '-' ? process.stdin : createReadStream(file);
-      const counts = await this.importPlants(get(PlantsRepository), input);
+      const progress = new Progress('import', size, options);
+      let counts: Counts;
+      try {
+        counts = await this.importPlants(get(PlantsRepository), input, progress);
+      } finally {
+        progress.stop(); // before the summary, which would otherwise land inside the bar
+      }
       process.stdout.write(
         `imported: ${counts.created} created, ${counts.replayed} already stored, ` +
           `${counts.conflict} skipped (a different plant under the id), ${counts.invalid} skipped (not a plant)\n`,
@@ -94,27 +118,28 @@ class ImportPlants extends OperatorCommand {
     }
   }
 
-  private async importPlants(plants: PlantsRepository, input: Readable): Promise<Counts> {
+  private async importPlants(plants: PlantsRepository, input: Readable, progress: Progress): Promise<Counts> {
     const counts: Counts = { created: 0, replayed: 0, conflict: 0, invalid: 0 };
     let chunk: { line: number; plant: PlantEntity }[] = [];
+    let number = 0;
     const flush = async (): Promise<void> => {
       const outcomes = await Promise.all(chunk.map(({ plant }) => plants.add(plant)));
       outcomes.forEach((outcome, i) => {
         counts[outcome]++;
-        if (outcome === 'conflict') {
-          process.stderr.write(`line ${chunk[i].line}: id ${chunk[i].plant.id} holds a different plant; skipped\n`);
-        }
+        if (outcome === 'conflict')
+          progress.say(`line ${chunk[i].line}: id ${chunk[i].plant.id} holds a different plant; skipped`);
       });
       chunk = [];
+      // A file's share done is the share of its bytes read; standard input's size is not known.
+      progress.update(number, input instanceof ReadStream ? input.bytesRead : number);
     };
-    let number = 0;
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       number++;
       if (line.trim() === '') continue;
       const plant = await this.plantFromLine(line);
       if (typeof plant === 'string') {
         counts.invalid++;
-        process.stderr.write(`line ${number}: ${plant}; skipped\n`);
+        progress.say(`line ${number}: ${plant}; skipped`);
         continue;
       }
       chunk.push({ line: number, plant });
