@@ -12,7 +12,7 @@ export interface ProgressOptions {
 
 /** A command whose long work shows its progress (`--quiet`: none; `--progress-every`: the plain line's period). */
 export abstract class ProgressCommand extends OperatorCommand {
-  @Option({ flags: '-q, --quiet' })
+  @Option({ flags: '--quiet' })
   quiet(): boolean {
     return true;
   }
