@@ -8,10 +8,11 @@
  * for each of BENCH_IMPORT_STORES (default sqlite,postgres), on a fresh store (a SQLite file in
  * the temporary folder, a fresh database on BENCH_POSTGRES_URL's server):
  *
- *   import   `node dist/cli/plants.js import FILE`: wall time from spawn to exit (the command's
- *            start and migrations included), plants/s, and its peak RSS (/usr/bin/time's %M,
- *            the kernel's own maximum), checking that it says every plant was created
- *   export   `node dist/cli/plants.js export > FILE`: the same figures, and whether the file it
+ *   import   `node FLAGS dist/cli/plants.js import FILE`, FLAGS those of `npm run plants`: wall
+ *            time from spawn to exit (the command's start and migrations included), plants/s,
+ *            and its peak RSS (/usr/bin/time's %M, the kernel's own maximum), checking that it
+ *            says every plant was created
+ *   export   `node FLAGS dist/cli/plants.js export > FILE`: the same figures, and whether the file it
  *            wrote is byte for byte the file imported
  *
  * The commands' stderr is ignored unless one fails (progress reports land there). Then it says
@@ -45,6 +46,14 @@ const list = (value: string | undefined, fallback: string): string[] => (value ?
 const COUNTS = list(process.env.BENCH_IMPORT_PLANTS, '200000,2000000').map((each) => Number(each.replace(/_/g, '')));
 const STORES = list(process.env.BENCH_IMPORT_STORES, 'sqlite,postgres') as ('sqlite' | 'postgres')[];
 const PLANTS_CLI = join(ROOT, 'dist/cli/plants.js');
+/** The node flags of `npm run plants` (its heap's sizes), with which docs/operations.md states the commands' memory. */
+const PLANTS_FLAGS = /\bnode ((?:--\S+ )*)dist\/cli\/plants\.js/
+  .exec(
+    (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+      .plants,
+  )![1]
+  .split(' ')
+  .filter(Boolean);
 const TIME = '/usr/bin/time';
 
 /** Writes `count` plants in the export's format and id order; the file's size in bytes. */
@@ -115,7 +124,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function runPlants(args: string[], url: string, stdoutFile?: string): Promise<Run> {
   const out = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'w');
   const started = performance.now();
-  const child = spawn(TIME, ['-f', 'BENCH_MAXRSS_KB %M', process.execPath, PLANTS_CLI, ...args], {
+  const child = spawn(TIME, ['-f', 'BENCH_MAXRSS_KB %M', process.execPath, ...PLANTS_FLAGS, PLANTS_CLI, ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: url },
     stdio: ['ignore', out, 'pipe'],

@@ -1,10 +1,11 @@
 /** Token commands; pending migrations run first, so they work on a fresh store and beside the server. */
 import '../node-version';
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import { Module } from '@nestjs/common';
+import { Command } from 'nest-commander';
 import { TOKEN_NAME_RULE, TokenNameError, TokensService } from '../auth/tokens.service';
-import { commandConfig, OperatorError, runCommand, UsageError } from './command';
-import { CommandModule } from './command.module';
+import { APP_CONFIG, type AppConfig, configModule } from '../config/configuration';
+import { OperatorCommand, OperatorError, runCommand, UsageError } from './command';
 
 const USAGE = `usage: npm run token -- <command>
 
@@ -15,56 +16,61 @@ const USAGE = `usage: npm run token -- <command>
 Names are ${TOKEN_NAME_RULE}, and are never reused.
 The store is the server's: DATABASE_URL, from the environment or .env.`;
 
-async function main(args: readonly string[]): Promise<void> {
-  const [command, name, ...rest] = args;
-  if (command === undefined) throw new UsageError(USAGE);
-  if (['--help', '-h', 'help'].includes(command)) return void process.stdout.write(`${USAGE}\n`);
-  const needsName = command === 'create' || command === 'revoke';
-  if (!['create', 'list', 'revoke'].includes(command)) throw new UsageError(`unknown command "${command}"\n${USAGE}`);
-  if ((needsName && (name === undefined || rest.length > 0)) || (!needsName && name !== undefined)) {
-    throw new UsageError(USAGE);
-  }
+const out = (line: string): boolean => process.stdout.write(`${line}\n`);
 
-  const { database } = commandConfig();
-  if (database.type === 'sqlite' && database.path === ':memory:') {
-    throw new UsageError(
-      'DATABASE_URL is sqlite::memory:, a store that lives only inside one process: a token made here would be ' +
-        "gone when this command ends, and the server's own store would never see it. Issue tokens on a file " +
-        '(sqlite:data/plant-store.sqlite) or on PostgreSQL.',
-    );
-  }
-  const app = await NestFactory.createApplicationContext(CommandModule, { logger: false, abortOnError: false });
-  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
-  try {
-    const tokens = app.get(TokensService);
-    if (command === 'create') {
-      let token: string;
-      try {
-        token = await tokens.create(name);
-      } catch (error) {
-        throw error instanceof TokenNameError ? new OperatorError(error.message) : error;
-      }
-      out(`Created token "${name}". Store it now: it is shown only once.`);
-      out(token);
-    } else if (command === 'revoke') {
-      const result = await tokens.revoke(name);
-      if (result === undefined) throw new OperatorError(`no token named "${name}"`);
-      out(
-        result.outcome === 'revoked'
-          ? `Revoked token "${name}".`
-          : `Token "${name}" was already revoked, at ${result.at}; nothing changed.`,
+abstract class TokenCommand extends OperatorCommand {
+  /** The server's TokensService, on a store that outlives this command. */
+  protected async tokens<T>(work: (tokens: TokensService) => Promise<T>): Promise<T> {
+    const { database } = (await this.load(() => configModule))<AppConfig>(APP_CONFIG);
+    if (database.type === 'sqlite' && database.path === ':memory:') {
+      throw new UsageError(
+        'DATABASE_URL is sqlite::memory:, a store that lives only inside one process: a token made here would be ' +
+          "gone when this command ends, and the server's own store would never see it. Issue tokens on a file " +
+          '(sqlite:data/plant-store.sqlite) or on PostgreSQL.',
       );
-    } else {
-      const rows = await tokens.list();
-      if (rows.length === 0) out('No tokens yet. Create one with: npm run token -- create <name>');
-      for (const row of rows) {
-        const state = row.revokedAt === null ? 'active' : `revoked ${row.revokedAt}`;
-        out(`${row.name}\t${row.createdAt}\t${state}`);
-      }
     }
-  } finally {
-    await app.close();
+    return this.withStore((get) => work(get(TokensService)));
   }
 }
 
-runCommand('token', () => main(process.argv.slice(2)));
+@Command({ name: 'create', arguments: '<name>' })
+class CreateToken extends TokenCommand {
+  async run([name]: string[]): Promise<void> {
+    const token = await this.tokens((tokens) => tokens.create(name)).catch((error: unknown) => {
+      throw error instanceof TokenNameError ? new OperatorError(error.message) : error;
+    });
+    out(`Created token "${name}". Store it now: it is shown only once.`);
+    out(token);
+  }
+}
+
+@Command({ name: 'revoke', arguments: '<name>' })
+class RevokeToken extends TokenCommand {
+  async run([name]: string[]): Promise<void> {
+    const result = await this.tokens((tokens) => tokens.revoke(name));
+    if (result === undefined) throw new OperatorError(`no token named "${name}"`);
+    out(
+      result.outcome === 'revoked'
+        ? `Revoked token "${name}".`
+        : `Token "${name}" was already revoked, at ${result.at}; nothing changed.`,
+    );
+  }
+}
+
+@Command({ name: 'list' })
+class ListTokens extends TokenCommand {
+  async run(): Promise<void> {
+    const rows = await this.tokens((tokens) => tokens.list());
+    if (rows.length === 0) out('No tokens yet. Create one with: npm run token -- create <name>');
+    for (const { name, createdAt, revokedAt } of rows)
+      out(`${name}\t${createdAt}\t${revokedAt === null ? 'active' : `revoked ${revokedAt}`}`);
+  }
+}
+
+@Module({ providers: [CreateToken, RevokeToken, ListTokens] })
+class TokenCli {}
+
+// The token command has no option: `-x` is as unknown a command as `frobnicate`.
+runCommand('token', USAGE, TokenCli, ({ code, message }) =>
+  /unknown(Command|Option)$/.test(code) ? `unknown command "${/'(.*)'/.exec(message)?.[1]}"\n${USAGE}` : USAGE,
+);

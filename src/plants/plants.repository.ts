@@ -51,6 +51,11 @@ export class PlantsRepository {
     return (await selectPlants(this.plants).where('plant.id = :id', { id }).getRawOne<PlantEntity>()) ?? undefined;
   }
 
+  /** How many plants are stored. */
+  count(): Promise<number> {
+    return this.plants.count();
+  }
+
   /** Every stored plant in id order, read a page at a time, so memory stays bounded. */
   async *all(pageSize = 1000): AsyncIterable<PlantEntity> {
     const page = (after?: string): Promise<PlantEntity[]> => {
