@@ -11,10 +11,10 @@ import { Command } from 'nest-commander';
 import { ApiError } from '../errors/api-error';
 import { StrictValidationPipe } from '../http/json-body';
 import { parseJson } from '../http/json-numbers';
-
 import { NewPlant } from '../plants/dto/plant.dto';
 import { PLANT_FIELDS, type PlantEntity } from '../plants/plant.entity';
 import { type Outcome, PlantsRepository } from '../plants/plants.repository';
+import { PlantsService } from '../plants/plants.service';
 import { OperatorError, runCommand, standardOutputClosed } from './command';
 import { PLAIN_EVERY_SECONDS, Progress, ProgressCommand, type ProgressOptions } from './progress';
 
@@ -89,7 +89,7 @@ class ImportPlants extends ProgressCommand {
       const progress = new Progress('import', size, options);
       let counts: Counts;
       try {
-        counts = await this.importPlants(get(PlantsRepository), input, progress);
+        counts = await this.importPlants(get(PlantsService), input, progress);
       } finally {
         progress.stop(); // before the summary, which would otherwise land inside the bar
       }
@@ -102,7 +102,7 @@ class ImportPlants extends ProgressCommand {
   }
 
   /** The plant of a line, or why it is none: the create's own checks and messages (`POST /plants`). */
-  private async plantFromLine(line: string): Promise<PlantEntity | string> {
+  private async plantFromLine(line: string): Promise<NewPlant | string> {
     let read: unknown;
     try {
       read = parseJson(line);
@@ -111,21 +111,21 @@ class ImportPlants extends ProgressCommand {
     }
     if (typeof read !== 'object' || read === null || Array.isArray(read)) return 'not a JSON object';
     try {
-      const plant = (await this.validation.transform(read, { type: 'body', metatype: NewPlant })) as NewPlant;
-      return { id: plant.id.toString(), name: plant.name, tag: plant.tag ?? null };
+      return (await this.validation.transform(read, { type: 'body', metatype: NewPlant })) as NewPlant;
     } catch (error) {
       if (error instanceof ApiError) return error.message;
       throw error;
     }
   }
 
-  private async importPlants(plants: PlantsRepository, input: Readable, progress: Progress): Promise<Counts> {
+  /** Each plant stored by the create's rule (`PlantsService.store`), a chunk's together. */
+  private async importPlants(plants: PlantsService, input: Readable, progress: Progress): Promise<Counts> {
     const counts: Counts = { created: 0, replayed: 0, conflict: 0, invalid: 0 };
-    let chunk: { line: number; plant: PlantEntity }[] = [];
+    let chunk: { line: number; plant: NewPlant }[] = [];
     let number = 0;
     const flush = async (): Promise<void> => {
-      const outcomes = await Promise.all(chunk.map(({ plant }) => plants.add(plant)));
-      outcomes.forEach((outcome, i) => {
+      const stored = await Promise.all(chunk.map(({ plant }) => plants.store(plant)));
+      stored.forEach(({ outcome }, i) => {
         counts[outcome]++;
         if (outcome === 'conflict')
           progress.say(`line ${chunk[i].line}: id ${chunk[i].plant.id} holds a different plant; skipped`);

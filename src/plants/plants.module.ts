@@ -9,6 +9,6 @@ import { PlantsService } from './plants.service';
   imports: [TypeOrmModule.forFeature([PlantEntity])],
   controllers: [PlantsController],
   providers: [PlantsService, PlantsRepository],
-  exports: [PlantsRepository],
+  exports: [PlantsService, PlantsRepository],
 })
 export class PlantsModule {}
