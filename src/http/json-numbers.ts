@@ -1,7 +1,7 @@
 /** What `JSON.parse` would round, read exactly from the source text: needed only for such numbers. */
 
-/** Where JSON.parse may have rounded a number: 16 digits or more, or an exponent (`1e-400` is 0). */
-export const MAY_ROUND = /\d{16}|\d[\d.]{16}|\d[eE][+-]?\d/;
+/** Where JSON.parse may have rounded a number: 16 digits (and dots) or more, or an exponent (`1e-400` is 0). */
+export const MAY_ROUND = /\d(?:[\d.]{15}|[eE][+-]?\d)/;
 
 /**
  * `JSON.parse`, exact where it would round: an integer member of the object (top level) past 2^53
