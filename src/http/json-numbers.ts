@@ -1,7 +1,11 @@
 /** What `JSON.parse` would round, read exactly from the source text: needed only for such numbers. */
 
-/** Where JSON.parse may have rounded a number: 16 digits (and dots) or more, or an exponent (`1e-400` is 0). */
-export const MAY_ROUND = /\d(?:[\d.]{15}|[eE][+-]?\d)/;
+/**
+ * Where JSON.parse may have rounded a number: a run of 17 digits and dots, 16 digits from a 9 (2^53
+ * is 9007199254740992), or an exponent (`1e-400` is 0). Shorter numbers are exact: integers below
+ * 2^53, and fractions of 15 digits at most, which a double tells apart from every integer.
+ */
+const MAY_ROUND = /\d[\d.]{16}|9\d{15}|\d[eE][+-]?\d/;
 
 /**
  * `JSON.parse`, exact where it would round: an integer member of the object (top level) past 2^53
@@ -10,6 +14,7 @@ export const MAY_ROUND = /\d(?:[\d.]{15}|[eE][+-]?\d)/;
  */
 export function parseJson(text: string): unknown {
   const body = JSON.parse(text) as unknown;
+  if (!MAY_ROUND.test(text)) return body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
   const members = body as Record<string, unknown>;
   // Any integer may be one that was rounded: each is read again from its text.

@@ -75,21 +75,42 @@ describe('parseJson', () => {
         .array(fc.tuple(key, value, fc.constantFrom('', ' ', '\n\t')), { maxLength: 6 })
         .map((members) => `{${members.map(([k, v, space]) => `${space}${k}${space}:${space}${v}${space}`).join(',')}}`),
     );
-    fc.assert(
-      fc.property(text, (json) => {
-        const whole = parse(json, null, { parseNumber: parseJsonNumber, onDuplicateKey: ({ newValue }) => newValue });
-        const read = parseJson(json);
-        if (typeof whole !== 'object' || whole === null || Array.isArray(whole)) return;
-        for (const [name, exact] of Object.entries(whole as Record<string, unknown>)) {
-          const got = (read as Record<string, unknown>)[name];
-          if (typeof exact === 'bigint') expect(typeof got === 'bigint' ? got : BigInt(got as number)).toBe(exact);
-          else if (typeof exact === 'number') expect(Number.isInteger(got) && !Number.isInteger(exact)).toBe(false);
-        }
-      }),
-      { numRuns: 3000 },
+    fc.assert(fc.property(text, readsAsLosslessJson), { numRuns: 3000 });
+  });
+
+  it('reads numbers near where JSON.parse begins to round as lossless-json reads them', () => {
+    const integer = fc.bigInt({ min: 10n ** 14n, max: 10n ** 17n }).map(String);
+    const fraction = fc.stringMatching(/^[1-9]\d{0,15}\.\d{1,16}$/);
+    const rounding = fc.constantFrom(
+      '9007199254740993',
+      '9.9999999999999999',
+      '1.0000000000000001',
+      '99999999999999.999',
     );
+    const near = fc.oneof(integer, fraction, rounding);
+    fc.assert(
+      fc.property(near, (number) => readsAsLosslessJson(`{"id":${number},"name":"x"}`)),
+      {
+        numRuns: 3000,
+      },
+    );
+    expect(membersOf('{"id": 8999999999999999}').id).toBe(8999999999999999);
+    expect(membersOf('{"id": 9999999999999999}').id).toBe(9999999999999999n);
+    expect(membersOf('{"id": 9.9999999999999999}').id).toBeNaN();
   });
 });
+
+/** Whether parseJson reads every integer member of `json` exactly and makes no integer of a fraction. */
+function readsAsLosslessJson(json: string): void {
+  const whole = parse(json, null, { parseNumber: parseJsonNumber, onDuplicateKey: ({ newValue }) => newValue });
+  const read = parseJson(json);
+  if (typeof whole !== 'object' || whole === null || Array.isArray(whole)) return;
+  for (const [name, exact] of Object.entries(whole as Record<string, unknown>)) {
+    const got = (read as Record<string, unknown>)[name];
+    if (typeof exact === 'bigint') expect(typeof got === 'bigint' ? got : BigInt(got as number)).toBe(exact);
+    else if (typeof exact === 'number') expect(Number.isInteger(got) && !Number.isInteger(exact)).toBe(false);
+  }
+}
 
 describe('bodies of the shapes that once cost more than their length', () => {
   // As large as the default BODY_LIMIT: long runs of digits in every part of a number, many
