@@ -5,7 +5,7 @@
  * is 9007199254740992), or an exponent (`1e-400` is 0). Shorter numbers are exact: integers below
  * 2^53, and fractions of 15 digits at most, which a double tells apart from every integer.
  */
-const MAY_ROUND = /\d[\d.]{16}|9\d{15}|\d[eE][+-]?\d/;
+const MAY_ROUND = /(?<![\d.])(?:\d[\d.]{16}|9\d{15})|\d[eE][+-]?\d/; // each run of digits looked at once
 
 /**
  * `JSON.parse`, exact where it would round: an integer member of the object (top level) past 2^53
