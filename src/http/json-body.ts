@@ -16,7 +16,7 @@ import getRawBody from 'raw-body';
 import { APP_CONFIG, type AppConfig } from '../config/configuration';
 import { ApiError, invalidBody } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
-import { parseJson } from './json-numbers';
+import { MAY_ROUND, parseJson } from './json-numbers';
 import { strictParameter } from './parameters';
 import { IS_PUBLIC_KEY } from './public.decorator';
 
@@ -84,7 +84,8 @@ export class JsonBodyGuard implements CanActivate {
     if ((sent || headers['content-type'] !== undefined) && !this.reflector.getAllAndOverride(IS_PUBLIC_KEY, targets)) {
       const text = await readText(request, this.config.bodyLimit);
       try {
-        if (text !== '') request.body = parseJson(text);
+        // JSON.parse is exact but for a number it may have rounded: only such a body is read number by number.
+        if (text !== '') request.body = MAY_ROUND.test(text) ? parseJson(text) : (JSON.parse(text) as unknown);
       } catch (error) {
         throw badBody(`is not valid JSON${error instanceof SyntaxError ? `: ${error.message}` : ''}`);
       }

@@ -5,7 +5,7 @@
  * is 9007199254740992), or an exponent (`1e-400` is 0). Shorter numbers are exact: integers below
  * 2^53, and fractions of 15 digits at most, which a double tells apart from every integer.
  */
-const MAY_ROUND = /(?<![\d.])(?:\d[\d.]{16}|9\d{15})|\d[eE][+-]?\d/; // each run of digits looked at once
+export const MAY_ROUND = /(?<![\d.])(?:\d[\d.]{16}|9\d{15})|\d[eE][+-]?\d/; // each run of digits looked at once
 
 /**
  * `JSON.parse`, exact where it would round: an integer member of the object (top level) past 2^53
@@ -14,7 +14,6 @@ const MAY_ROUND = /(?<![\d.])(?:\d[\d.]{16}|9\d{15})|\d[eE][+-]?\d/; // each run
  */
 export function parseJson(text: string): unknown {
   const body = JSON.parse(text) as unknown;
-  if (!MAY_ROUND.test(text)) return body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
   const members = body as Record<string, unknown>;
   // Any integer may be one that was rounded: each is read again from its text.
