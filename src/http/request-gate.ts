@@ -49,6 +49,7 @@ function framingRefusal(request: IncomingMessage): ErrorBody | undefined {
 @Injectable()
 export class RequestGate {
   private readonly served = new WeakMap<Duplex, number>();
+  private readonly ignored = new WeakMap<Duplex, number>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -59,8 +60,8 @@ export class RequestGate {
 
   readonly use = (request: Request, response: ServerResponse, next: () => void): void => {
     const socket = request.socket;
-    // Arrived after an answer that closes the connection: never run, and nothing more read.
-    if (this.requests.isClosing(socket) || this.pastLastAnswer(request)) return void socket.pause();
+    // Arrived after an answer that closes the connection: never run.
+    if (this.requests.isClosing(socket) || this.pastLastAnswer(request)) return void this.ignore(socket);
     // Probes (tens a minute) and Swagger UI's files are not traced.
     const traced = this.config.tracing !== undefined && !isProbe(request) && !isDocs(request);
     const span = traced ? startRequestSpan(request) : undefined;
@@ -112,6 +113,17 @@ export class RequestGate {
       this.requests.closing(request.socket);
     }
     return true;
+  }
+
+  /**
+   * Node's parser reads on after every request, whatever the pause, and keeps each request until the
+   * connection closes: one that sends as many requests again as a connection serves is cut.
+   */
+  private ignore(socket: Duplex): void {
+    const ignored = (this.ignored.get(socket) ?? 0) + 1;
+    this.ignored.set(socket, ignored);
+    if (ignored > this.limits.requests) socket.destroy();
+    else socket.pause();
   }
 
   /** Counts the connection's requests, probes aside: true for one past the last once that answer has begun. */

@@ -97,3 +97,23 @@ describe('a request sent once the last answer of its connection has begun', () =
     expect(await served().app.storedPlant('999999')).toBeUndefined();
   });
 });
+
+describe('a connection that sends on past its last answer', () => {
+  const served = listeningTestApp({}, { limits: { requests: MAX_REQUESTS_PER_CONNECTION } });
+
+  it('is cut once it has sent as many requests again, read no further', async () => {
+    const accepted = once(served().app.server, 'connection') as Promise<[Socket]>;
+    const socket = await open(served().port);
+    const [ours] = await accepted;
+    socket.pause(); // reads no answer
+    const creates = Array.from({ length: MAX_REQUESTS_PER_CONNECTION }, (_, i) =>
+      createRequest(served().app.token, 950_000 + i, 'f'),
+    );
+    const flood = 'GET /plants HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(100_000); // 3.3 MB
+    socket.write(creates.join('') + flood);
+    await once(ours, 'close');
+    socket.destroy();
+    // Node's parser reads on after every request, and keeps each until the connection closes.
+    expect(ours.bytesRead).toBeLessThan(flood.length / 4);
+  });
+});
