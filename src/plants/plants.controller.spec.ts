@@ -1,9 +1,9 @@
-import { storedPlant } from '../../test/support/app';
 import { usePlantsModule } from '../../test/support/plants-module';
 import { IS_PUBLIC_KEY } from '../http/public.decorator';
 import { ApiError } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { PlantsController } from './plants.controller';
+import { PlantsRepository } from './plants.repository';
 
 describe('PlantsController', () => {
   const testing = usePlantsModule();
@@ -20,7 +20,11 @@ describe('PlantsController', () => {
       name: 'Calathea',
       tag: 'prayer',
     });
-    expect(await storedPlant(testing().dataSource, '12')).toEqual({ id: '12', name: 'Calathea', tag: 'prayer' });
+    expect(await testing().module.get(PlantsRepository).findById('12')).toEqual({
+      id: '12',
+      name: 'Calathea',
+      tag: 'prayer',
+    });
   });
 
   it('answers every other method on /plants 405 with Allow: POST, without a token', () => {

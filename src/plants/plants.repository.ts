@@ -12,7 +12,7 @@ export type Outcome = CreateOutcome;
 const MAX_BATCH_SIZE = 1000;
 
 /** Stored rows with their ids as decimal text on both stores: a JS number would round those past 2^53. */
-export function selectPlants(plants: Repository<PlantEntity>): SelectQueryBuilder<PlantEntity> {
+function selectPlants(plants: Repository<PlantEntity>): SelectQueryBuilder<PlantEntity> {
   const query = plants.createQueryBuilder('plant').select('CAST(plant.id AS TEXT)', 'id');
   for (const field of PLANT_FIELDS) query.addSelect(`plant.${field}`, field);
   return query;

@@ -1,14 +1,14 @@
-import { storedPlant } from '../../test/support/app';
 import { usePlantsModule } from '../../test/support/plants-module';
 import { ConflictException } from '@nestjs/common';
 import { Metrics } from '../observability/metrics';
+import { PlantsRepository } from './plants.repository';
 import { PlantsService } from './plants.service';
 
 describe('PlantsService', () => {
   const testing = usePlantsModule();
   const service = (): PlantsService => testing().module.get(PlantsService);
 
-  const stored = (id: bigint) => storedPlant(testing().dataSource, String(id));
+  const stored = (id: bigint) => testing().module.get(PlantsRepository).findById(String(id));
 
   it('stores a plant with its exact id and answers it without the id', async () => {
     await expect(service().create({ id: 9007199254740993n, name: 'Monstera', tag: 'aroid' })).resolves.toEqual({

@@ -11,8 +11,8 @@ import { ClientLimits, listen } from '../../src/http/http-server';
 import { APP_CONFIG, type AppConfig, type Env, loadConfig } from '../../src/config/configuration';
 import { createRootLogger, ROOT_LOGGER } from '../../src/observability/logger';
 import { TokensService } from '../../src/auth/tokens.service';
-import { PlantEntity, type PlantField } from '../../src/plants/plant.entity';
-import { selectPlants } from '../../src/plants/plants.repository';
+import type { PlantField } from '../../src/plants/plant.entity';
+import { PlantsRepository } from '../../src/plants/plants.repository';
 import { STORE_COMPANION } from '../../src/database/database.module';
 import { freshDatabase } from './databases';
 import { fileScoped } from './file-scoped';
@@ -34,12 +34,6 @@ export interface TestApp {
   /** The stored row, read back with its id as exact text. */
   storedPlant(id: string): Promise<StoredPlant | undefined>;
   close(): Promise<void>;
-}
-
-/** The stored row of plant `id`, read back with its id as exact text. */
-export async function storedPlant(dataSource: DataSource, id: string): Promise<StoredPlant | undefined> {
-  const query = selectPlants(dataSource.getRepository(PlantEntity)).where('plant.id = :id', { id });
-  return (await query.getRawOne<StoredPlant>()) ?? undefined;
 }
 
 /** `AppModule` as Nest's testing module builds it, with the test's configuration and logger in place of the process's. */
@@ -95,6 +89,7 @@ export async function startTestApp(
     const tokens = app.get(TokensService);
     const token = await tokens.create(`e2e-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
     const dataSource = app.get(DataSource);
+    const plants = app.get(PlantsRepository);
     return {
       app,
       server,
@@ -105,7 +100,7 @@ export async function startTestApp(
       tokens,
       token,
       databaseUrl: database.url,
-      storedPlant: (id) => storedPlant(dataSource, id),
+      storedPlant: (id) => plants.findById(id),
       async close() {
         if (server.listening) {
           server.closeAllConnections();
