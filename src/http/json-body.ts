@@ -21,7 +21,6 @@ import { strictParameter } from './parameters';
 import { IS_PUBLIC_KEY } from './public.decorator';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
 const badBody = (message: string): ApiError => new ApiError(ErrorCode.BadRequest, `Request body ${message}`);
 const unsupported = (message: string): ApiError => new ApiError(ErrorCode.UnsupportedMediaType, message);
 const tooLarge = (limit: number): ApiError =>
@@ -64,6 +63,9 @@ async function readText(request: Request, limit: number): Promise<string> {
   }
 }
 
+/** JSON.parse is exact but for a number it may have rounded: only such a body is read number by number. */
+export const readJson = (text: string): unknown => (MAY_ROUND.test(text) ? parseJson(text) : JSON.parse(text));
+
 /**
  * The last global guard: a request goes on to its handler with its JSON body read (exact: Nest's
  * parser rounds ids past 2^53), or is refused (415, 413, 400); a `@Public()` route's is never read.
@@ -84,8 +86,7 @@ export class JsonBodyGuard implements CanActivate {
     if ((sent || headers['content-type'] !== undefined) && !this.reflector.getAllAndOverride(IS_PUBLIC_KEY, targets)) {
       const text = await readText(request, this.config.bodyLimit);
       try {
-        // JSON.parse is exact but for a number it may have rounded: only such a body is read number by number.
-        if (text !== '') request.body = MAY_ROUND.test(text) ? parseJson(text) : (JSON.parse(text) as unknown);
+        if (text !== '') request.body = readJson(text);
       } catch (error) {
         throw badBody(`is not valid JSON${error instanceof SyntaxError ? `: ${error.message}` : ''}`);
       }

@@ -5,10 +5,6 @@ import { ErrorCode } from '../errors/error-codes';
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 
-/** An exact int64: the body reader and ParseInt64Pipe hand one over as a `bigint`. */
-export const isInt64 = (value: unknown): value is bigint =>
-  typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
-
 export const int64Expected = (name: string): string =>
   `${name} must be an integer from ${INT64_MIN} to ${INT64_MAX} (int64)`;
 
@@ -27,7 +23,7 @@ export class ParseInt64Pipe implements PipeTransform<string | bigint, bigint> {
 
 function parseInt64(value: string | bigint, name: string): bigint {
   const exact = typeof value === 'bigint' ? value : /^-?\d{1,19}$/.test(value) ? BigInt(value) : undefined;
-  if (!isInt64(exact)) throw refused(int64Expected(name));
+  if (exact === undefined || exact < INT64_MIN || exact > INT64_MAX) throw refused(int64Expected(name));
   return exact;
 }
 

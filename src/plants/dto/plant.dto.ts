@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ValidateBy } from 'class-validator';
-import { int64Expected, isInt64 } from '../../http/parameters';
+import { INT64_MAX, INT64_MIN, int64Expected } from '../../http/parameters';
 
 /** Both stores keep it exactly: no lone surrogate (no UTF-8 form), no U+0000 (PostgreSQL refuses it). */
 export function isText(value: unknown): value is string {
@@ -20,7 +20,7 @@ function IsInt64(): PropertyDecorator {
     ValidateBy({
       name: 'isInt64',
       validator: {
-        validate: isInt64,
+        validate: (value: unknown) => typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX,
         defaultMessage: (args) =>
           args?.value === undefined ? `${args?.property ?? 'value'} is required` : int64Expected(args.property),
       },
