@@ -173,6 +173,14 @@ describe('failures', () => {
     },
   );
 
+  answers(ErrorCode.MethodNotAllowed)('405: never reads the body of a public route, token or not', async () => {
+    for (const token of [undefined, t.token]) {
+      const put = request(t.server).put('/plants').set('Content-Type', 'text/plain');
+      const response = await (token === undefined ? put : put.set('Authorization', `Bearer ${token}`)).send('{');
+      expectFailure(response, ErrorCode.MethodNotAllowed); // not 415, as reading it would answer
+    }
+  });
+
   answers(ErrorCode.Conflict)('409: answers a different plant under a taken id', async () => {
     expect((await authed().send({ id: 500, name: 'first' })).status).toBe(200);
     expectFailure(await authed().send({ id: 500, name: 'second' }), ErrorCode.Conflict);

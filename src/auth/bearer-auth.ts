@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Injectable, type Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard, PassportStrategy } from '@nestjs/passport';
 import { InjectRepository } from '@nestjs/typeorm';
@@ -19,9 +19,7 @@ export const TOKEN_PREFIX = 'pst_';
 export const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
 export const REALM = 'plant-store';
 
-export function generateToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
-}
+export const generateToken = (): string => TOKEN_PREFIX + randomBytes(32).toString('base64url');
 
 /** A token is found by its hash (an index probe), never by comparing secrets: a refusal's timing tells nothing. */
 export function hashToken(token: string): string {
@@ -79,19 +77,15 @@ export class BearerStrategy extends PassportStrategy(Strategy, 'bearer') {
   }
 
   async validate(token: string): Promise<AuthenticatedClient | false> {
-    if (!TOKEN_PATTERN.test(token)) {
-      this.metrics.tokenLookedUp('invalid');
-      return false;
-    }
     let record: TokenRecord | undefined;
     try {
-      record = await this.lookUp(token);
+      record = TOKEN_PATTERN.test(token) ? await this.lookUp(token) : undefined;
     } catch (error) {
       this.metrics.tokenLookedUp('unavailable');
       throw error;
     }
-    if (record === undefined || record.revokedAt !== null) {
-      this.metrics.tokenLookedUp('invalid');
+    if (record?.revokedAt !== null) {
+      this.metrics.tokenLookedUp('invalid'); // unknown, or revoked
       return false;
     }
     this.metrics.tokenLookedUp('valid');
@@ -134,14 +128,23 @@ export function unauthorized(request: Request): ApiError {
 /** Deny by default; `@Public()` opts out. A store failing during the check is answered as it is (503). */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard('bearer') {
+  /** Whether each route is `@Public()`, by controller and handler: its metadata is fixed once the application is built. */
+  private readonly publicRoutes = new WeakMap<Type, WeakMap<object, boolean>>();
+
   constructor(private readonly reflector: Reflector) {
     super({ session: false });
   }
 
   override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, targets) === true) return true;
-    return super.canActivate(context) as Promise<boolean>;
+    const [type, handler] = [context.getClass(), context.getHandler()];
+    let routes = this.publicRoutes.get(type);
+    if (routes === undefined) this.publicRoutes.set(type, (routes = new WeakMap()));
+    let isPublic = routes.get(handler);
+    if (isPublic === undefined) {
+      isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [handler, type]) === true;
+      routes.set(handler, isPublic);
+    }
+    return isPublic || (super.canActivate(context) as Promise<boolean>);
   }
 
   override handleRequest<Client>(error: unknown, client: Client | false, _info: unknown, context: ExecutionContext) {
