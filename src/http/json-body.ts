@@ -7,6 +7,7 @@ import {
   type Type,
   ValidationPipe,
 } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import bytes from 'bytes';
 import contentType from 'content-type';
 import type { Request } from 'express';
@@ -17,6 +18,7 @@ import { ApiError, invalidBody } from '../errors/api-error';
 import { ErrorCode } from '../errors/error-codes';
 import { MAY_ROUND, parseJson } from './json-numbers';
 import { strictParameter } from './parameters';
+import { IS_PUBLIC_KEY } from './public.decorator';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 const badBody = (message: string): ApiError => new ApiError(ErrorCode.BadRequest, `Request body ${message}`);
@@ -66,18 +68,22 @@ export const readJson = (text: string): unknown => (MAY_ROUND.test(text) ? parse
 
 /**
  * The last global guard: a request goes on to its handler with its JSON body read (exact: Nest's
- * parser rounds ids past 2^53), or is refused (415, 413, 400). Only once a guard before it has
- * said who the client is (`request.user`) is a body read: a `@Public()` route's never is.
+ * parser rounds ids past 2^53), or is refused (415, 413, 400); a `@Public()` route's is never read.
+ * Only the guards before it have said who the client is and that it may: `@Body()` then has it.
  */
 @Injectable()
 export class JsonBodyGuard implements CanActivate {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
     const { headers } = request;
     const sent = headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
-    if ((sent || headers['content-type'] !== undefined) && request.user !== undefined) {
+    const targets = [context.getHandler(), context.getClass()];
+    if ((sent || headers['content-type'] !== undefined) && !this.reflector.getAllAndOverride(IS_PUBLIC_KEY, targets)) {
       const text = await readText(request, this.config.bodyLimit);
       try {
         if (text !== '') request.body = readJson(text);
